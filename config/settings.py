@@ -1,0 +1,225 @@
+"""Settings from the environment.
+
+With no variables set this is the embedded mode (`make run`): SQLite under var/, Celery eager,
+media under var/media/, whitenoise for static files. `DJANGO_ENV=production` switches to
+production, which refuses to start without a secret, PostgreSQL and a real broker.
+"""
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("REFIG_VAR_DIR", BASE_DIR / "var"))
+
+DJANGO_ENV = os.environ.get("DJANGO_ENV", "embedded").strip().lower()
+PRODUCTION = DJANGO_ENV == "production"
+
+
+def env_flag(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    return raw.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    return [item.strip() for item in raw.split(",") if item.strip()] if raw else default
+
+
+def refuse(message: str) -> None:
+    raise ImproperlyConfigured(f"Production settings: {message}")
+
+
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
+if PRODUCTION and len(SECRET_KEY) < 50:
+    refuse("DJANGO_SECRET_KEY must be set to a random string of at least 50 characters.")
+if not SECRET_KEY:
+    SECRET_KEY = "embedded-mode-only-not-secret-" + "x" * 40
+
+DEBUG = env_flag("DJANGO_DEBUG", not PRODUCTION)
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", [] if PRODUCTION else ["127.0.0.1", "localhost", "testserver"])
+if PRODUCTION and not ALLOWED_HOSTS:
+    refuse("DJANGO_ALLOWED_HOSTS must list the host names the app is served under.")
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "corpus",
+    "agents",
+    "scoring",
+    "annotation",
+    "bt_elo",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "config.context.roles",
+            ],
+        },
+    }
+]
+
+# --- database -------------------------------------------------------------------------------
+DATABASE_URL = os.environ.get("DATABASE_URL", "")
+if PRODUCTION:
+    if not DATABASE_URL:
+        refuse("DATABASE_URL must point at PostgreSQL (postgres://user:pass@host:5432/name).")
+    if not DATABASE_URL.startswith(("postgres://", "postgresql://", "pgsql://")):
+        refuse(f"DATABASE_URL must be PostgreSQL; SQLite and others are refused (got {DATABASE_URL.split(':', 1)[0]!r}).")
+if DATABASE_URL:
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+else:
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": VAR_DIR / "refig.sqlite3",
+            "OPTIONS": {"timeout": 30, "transaction_mode": "IMMEDIATE"},
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/accounts/login/"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+# --- files ----------------------------------------------------------------------------------
+STATIC_URL = "/static/"
+STATIC_ROOT = Path(os.environ.get("DJANGO_STATIC_ROOT", VAR_DIR / "static"))
+STATICFILES_DIRS = [BASE_DIR / "templates" / "static"]
+MEDIA_ROOT = Path(os.environ.get("DJANGO_MEDIA_ROOT", VAR_DIR / "media"))
+MEDIA_URL = "/media/"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if PRODUCTION
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
+}
+# Uploaded/imported files never go through Django's upload handlers, but cap them anyway.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+
+# --- celery ---------------------------------------------------------------------------------
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
+CELERY_TASK_ALWAYS_EAGER = env_flag("CELERY_TASK_ALWAYS_EAGER", not PRODUCTION and not CELERY_BROKER_URL)
+if PRODUCTION:
+    if not CELERY_BROKER_URL:
+        refuse("CELERY_BROKER_URL must point at Redis (redis://) or RabbitMQ (amqp://).")
+    if not CELERY_BROKER_URL.startswith(("redis://", "rediss://", "amqp://", "amqps://", "pyamqp://")):
+        refuse("CELERY_BROKER_URL must be a Redis or RabbitMQ URL.")
+    if CELERY_TASK_ALWAYS_EAGER:
+        refuse("CELERY_TASK_ALWAYS_EAGER is refused in production: tasks must go to workers.")
+if not CELERY_BROKER_URL:
+    CELERY_BROKER_URL = "memory://"
+CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", "")  or None
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Longer than the slowest task (a render batch or a judge call with retries), or a second worker re-runs it.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 4 * 3600}
+CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_TASK_ROUTES = {
+    "agents.*": {"queue": "render"},
+    "scoring.*": {"queue": "judge"},
+    "bt_elo.*": {"queue": "analysis"},
+}
+
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["REDIS_CACHE_URL"]}
+    if os.environ.get("REDIS_CACHE_URL")
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "refig"}
+}
+
+# --- API ------------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.BasicAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "refig-study API",
+    "DESCRIPTION": "Corpus, artifacts, judge scores, blinded comparisons and analysis tables.",
+    "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# --- security -------------------------------------------------------------------------------
+SESSION_COOKIE_HTTPONLY = True
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "no-referrer"
+if PRODUCTION:
+    SECURE_SSL_REDIRECT = env_flag("DJANGO_SECURE_SSL_REDIRECT", True)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", 31536000))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("DJANGO_LOG_LEVEL", "WARNING")},
+}
+
+# --- domain settings --------------------------------------------------------------------------
+REFIG = {
+    # Rendering: long edge of the side-by-side PNG and of the thumbnail, LibreOffice timeout.
+    "RENDER_LONG_EDGE": int(os.environ.get("REFIG_RENDER_LONG_EDGE", 1600)),
+    "THUMBNAIL_LONG_EDGE": 320,
+    "RENDER_TIMEOUT_SECONDS": float(os.environ.get("REFIG_RENDER_TIMEOUT", 60)),
+    "SOFFICE_BINARY": os.environ.get("REFIG_SOFFICE", "soffice"),
+    # Largest image the corpus importer decodes (pixels); the paper's biggest figure is 13.65 MP.
+    "MAX_IMAGE_PIXELS": int(os.environ.get("REFIG_MAX_IMAGE_PIXELS", 60_000_000)),
+}
