@@ -1,0 +1,17 @@
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+
+from corpus.roles import ANNOTATOR, user_roles
+
+
+@login_required
+def home(request):
+    held = user_roles(request.user)
+    if held == {ANNOTATOR}:
+        return redirect("/annotate/")
+    return render(request, "home.html")
+
+
+def health(request):
+    return HttpResponse("ok", content_type="text/plain")

@@ -1,0 +1,7 @@
+from corpus.management.role_command import RoleUserCommand
+from corpus.roles import ANNOTATOR
+
+
+class Command(RoleUserCommand):
+    help = "Create (or update the password of) a user with the annotator role."
+    role = ANNOTATOR

@@ -1,0 +1,7 @@
+from corpus.management.role_command import RoleUserCommand
+from corpus.roles import RESEARCHER
+
+
+class Command(RoleUserCommand):
+    help = "Create (or update the password of) a user with the researcher role."
+    role = RESEARCHER

@@ -1,0 +1,35 @@
+import sys
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from corpus.tables import FORMATS, TABLES, TableError, render_table, table_frame
+
+
+class Command(BaseCommand):
+    help = "Export one analysis table (see --list) as CSV, JSON or LaTeX."
+
+    def add_arguments(self, parser):
+        parser.add_argument("table", nargs="?")
+        parser.add_argument("--format", choices=FORMATS, default="csv")
+        parser.add_argument("--study", help="study name (default: the only study)")
+        parser.add_argument("--judge", help="judge model id (default: every judge and run)")
+        parser.add_argument("--run", help="judge run number or 'mean'")
+        parser.add_argument("--out", type=Path)
+        parser.add_argument("--list", action="store_true", help="list the tables")
+
+    def handle(self, *args, table, format, study, judge, run, out, list, **options):
+        if list or not table:
+            for name in sorted(TABLES):
+                self.stdout.write(f"{name:28s} {TABLES[name].title}")
+            return
+        try:
+            frame = table_frame(table, study=study, judge=judge, run=run)
+            text = render_table(frame, format, name=table)
+        except (TableError, LookupError, ValueError) as error:
+            raise CommandError(str(error)) from error
+        if out:
+            out.write_text(text, encoding="utf-8")
+            self.stderr.write(f"{table}: {len(frame)} rows written to {out}")
+        else:
+            sys.stdout.write(text)

@@ -1,0 +1,170 @@
+"""Every write to the corpus app: figure import, role users."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.files import File
+from django.core.files.storage import default_storage
+from django.db import transaction
+
+from .image_facts import ImageRejected, read_image_facts
+from .manifest import MANIFEST_FIELDS, RowError, parse_manifest_line
+from .models import DEFAULT_FIELDS, Figure
+from .roles import ROLES, role_groups_ensure
+
+
+@dataclass
+class ImportReport:
+    created: int = 0
+    unchanged: int = 0
+    rejected: list[str] = field(default_factory=list)
+
+    @property
+    def lines(self) -> int:
+        return self.created + self.unchanged + len(self.rejected)
+
+    def summary(self) -> str:
+        return f"{self.lines} rows: {self.created} imported, {self.unchanged} already stored, {len(self.rejected)} rejected"
+
+
+def _stored_image_name(sha256: str, image_format: str) -> str:
+    # Content-addressed: the source file name never travels further than the manifest.
+    extension = {"PNG": "png", "JPEG": "jpg"}[image_format]
+    return f"corpus/{sha256[:2]}/{sha256}.{extension}"
+
+
+def _check_against_stored(existing: Figure, values: dict) -> None:
+    for name in MANIFEST_FIELDS:
+        if name == "image":
+            continue
+        if getattr(existing, name) != values[name]:
+            raise RowError(name, f"differs from the stored record of {existing.task_id}; a re-import never changes a stored figure")
+
+
+def figure_import_row(*, text: str, images_dir: Path, fields: frozenset[str]) -> bool:
+    """Import one manifest line. Returns True if created, False if already stored identically; raises RowError."""
+    row = parse_manifest_line(text, images_dir=images_dir, fields=fields)
+    values = row.values
+    existing = Figure.objects.filter(task_id=values["task_id"]).first()
+    if existing is not None:
+        _check_against_stored(existing, values)
+        return False
+    clash = Figure.objects.filter(arxiv_base_id=row.arxiv_base_id).values_list("task_id", flat=True).first()
+    if clash is not None:
+        raise RowError("arxiv_id", f"duplicate arXiv base id {row.arxiv_base_id} (already stored as {clash})")
+    try:
+        facts = read_image_facts(row.image_path, max_pixels=settings.REFIG["MAX_IMAGE_PIXELS"])
+    except ImageRejected as error:
+        raise RowError("image", str(error)) from error
+    if facts.sha256 != values["sha256"]:
+        raise RowError("sha256", f"mismatch: manifest says {values['sha256']}, file has {facts.sha256}")
+
+    name = _stored_image_name(facts.sha256, facts.format)
+    wrote_file = False
+    if not default_storage.exists(name):
+        with open(row.image_path, "rb") as handle:
+            saved = default_storage.save(name, File(handle))
+        wrote_file = True
+        assert saved == name, f"storage renamed {name} to {saved}"
+    try:
+        with transaction.atomic():
+            Figure.objects.create(
+                **{k: v for k, v in values.items() if k != "image"},
+                arxiv_base_id=row.arxiv_base_id,
+                manifest_image=values["image"],
+                image=name,
+                image_format=facts.format,
+                image_mode=facts.mode,
+                width=facts.width,
+                height=facts.height,
+                megapixels=facts.megapixels,
+                orientation=facts.orientation,
+                file_size=facts.file_size,
+            )
+    except Exception:
+        if wrote_file and not Figure.objects.filter(image=name).exists():
+            default_storage.delete(name)
+        raise
+    return True
+
+
+def corpus_import(
+    *,
+    manifest: Path,
+    images_dir: Path,
+    extra_fields: Iterable[str] = (),
+    on_line: Callable[[int], None] | None = None,
+) -> ImportReport:
+    """Stream a JSON Lines manifest; bad rows are reported as FILE:LINE field: reason and skipped."""
+    fields = frozenset(DEFAULT_FIELDS) | frozenset(extra_fields)
+    report = ImportReport()
+    with open(manifest, "r", encoding="utf-8", errors="strict") as handle:
+        line_number = 0
+        while True:
+            try:
+                text = handle.readline()
+            except UnicodeDecodeError as error:
+                line_number += 1
+                report.rejected.append(f"{manifest}:{line_number} $: not UTF-8 ({error.reason}); the rest of the file was not read")
+                break
+            if not text:
+                break
+            line_number += 1
+            if on_line:
+                on_line(line_number)
+            if not text.strip():
+                continue
+            try:
+                created = figure_import_row(text=text, images_dir=images_dir, fields=fields)
+            except RowError as error:
+                report.rejected.append(f"{manifest}:{line_number} {error.field}: {error.reason}")
+                continue
+            if created:
+                report.created += 1
+            else:
+                report.unchanged += 1
+    return report
+
+
+def user_create_with_role(*, username: str, password: str, role: str, email: str = "", staff: bool = False):
+    if role not in ROLES:
+        raise ValueError(f"unknown role {role!r}; one of {', '.join(ROLES)}")
+    role_groups_ensure()
+    User = get_user_model()
+    user, created = User.objects.get_or_create(username=username, defaults={"email": email})
+    user.set_password(password)
+    if staff:
+        user.is_staff = True
+    user.save()
+    user.groups.add(Group.objects.get(name=role))
+    return user, created
+
+
+THUMBNAIL_LONG_EDGE = 320
+
+
+def figure_thumbnail_ensure(*, figure: Figure) -> str:
+    """Storage name of the figure's thumbnail, made on first use (decoding a large PNG is not free)."""
+    from PIL import Image
+
+    name = f"corpus/thumbs/{figure.sha256}.png"
+    if default_storage.exists(name):
+        return name
+    with figure.image.open("rb") as handle, Image.open(handle) as image:
+        image.draft("RGB", (THUMBNAIL_LONG_EDGE, THUMBNAIL_LONG_EDGE))
+        image.thumbnail((THUMBNAIL_LONG_EDGE, THUMBNAIL_LONG_EDGE))
+        if image.mode not in ("RGB", "RGBA", "L", "LA"):
+            image = image.convert("RGB")
+        import io
+
+        buffer = io.BytesIO()
+        image.save(buffer, format="PNG")
+    from django.core.files.base import ContentFile
+
+    default_storage.save(name, ContentFile(buffer.getvalue()))
+    return name

@@ -1,0 +1,74 @@
+"""The single registry of exportable tables.
+
+Each app registers its selectors (name → callable returning a DataFrame) from its AppConfig.ready();
+`manage.py export`, `/api/tables/<name>/` and the results pages all read from here.
+"""
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+FORMATS: tuple[str, ...] = ("csv", "json", "latex")
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    selector: Callable[..., pd.DataFrame]
+    title: str
+    parameters: tuple[str, ...] = ()  # which of study / judge / run the selector accepts
+
+
+TABLES: dict[str, Table] = {}
+
+
+class TableError(ValueError):
+    pass
+
+
+def register_table(name: str, selector: Callable[..., pd.DataFrame], *, title: str, parameters: tuple[str, ...] = ()) -> None:
+    TABLES[name] = Table(name=name, selector=selector, title=title, parameters=parameters)
+
+
+def table_frame(name: str, **params) -> pd.DataFrame:
+    table = TABLES.get(name)
+    if table is None:
+        raise TableError(f"unknown table {name!r}; known: {', '.join(sorted(TABLES))}")
+    accepted = {k: v for k, v in params.items() if v not in (None, "") and k in table.parameters}
+    return table.selector(**accepted)
+
+
+def _json_ready(frame: pd.DataFrame) -> list[dict]:
+    cleaned = frame.astype(object).where(pd.notna(frame), None)
+    records = cleaned.to_dict(orient="records")
+    for record in records:
+        for key, value in record.items():
+            if isinstance(value, np.generic):
+                record[key] = value.item()
+            if isinstance(record[key], float) and not np.isfinite(record[key]):
+                record[key] = None
+    return records
+
+
+def render_table(frame: pd.DataFrame, fmt: str, *, name: str = "") -> str:
+    if fmt == "csv":
+        return frame.to_csv(index=False)
+    if fmt == "json":
+        return json.dumps({"table": name, "columns": list(frame.columns), "rows": _json_ready(frame)}, indent=1)
+    if fmt == "latex":
+        buffer = io.StringIO()
+        frame.to_latex(buffer, index=False, float_format="%.3f", na_rep="--", escape=True)
+        return buffer.getvalue()
+    raise TableError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
+
+
+def register_corpus_tables() -> None:
+    from . import selectors
+
+    register_table("corpus-stats", selectors.corpus_stats, title="Corpus image statistics (Tables 1, 9)")
+    register_table("corpus-fields", selectors.corpus_fields, title="Tasks and file sizes per field (Tables 1, 10)")

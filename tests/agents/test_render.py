@@ -1,0 +1,291 @@
+"""agents.render against real LibreOffice and Poppler (no database)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import shutil
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+from PIL import Image, PngImagePlugin
+from pptx import Presentation
+from pptx.dml.color import RGBColor
+from pptx.enum.shapes import MSO_SHAPE
+from pptx.util import Emu, Inches, Pt
+
+from agents.render import (
+    DEFAULT_LONG_EDGE,
+    DEFAULT_THUMBNAIL_LONG_EDGE,
+    LibreOfficeRenderer,
+    render_pptx,
+    strip_png_metadata,
+)
+
+pytestmark = pytest.mark.libreoffice
+
+FIXTURES = Path("/work/shared/fixtures/pptx-real/python-pptx")
+ONE_SLIDE_FIXTURES = ["sld-blank.pptx", "shp-groupshape.pptx", "shp-freeform.pptx", "t_test.pptx"]
+METADATA_CHUNKS = {b"tEXt", b"zTXt", b"iTXt", b"tIME", b"eXIf", b"iCCP", b"pHYs"}
+
+if shutil.which("soffice") is None or shutil.which("pdftoppm") is None:
+    pytest.skip("needs LibreOffice and Poppler", allow_module_level=True)
+
+
+# -- helpers (independent of the code under test) ------------------------------------------
+
+
+def png_chunk_types(data: bytes) -> list[bytes]:
+    """Chunk types of a PNG, parsed by hand: signature, then length / type / data / CRC."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    types, pos = [], 8
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind = data[pos + 4 : pos + 8]
+        body = data[pos + 8 : pos + 8 + length]
+        (crc,) = struct.unpack(">I", data[pos + 8 + length : pos + 12 + length])
+        assert zlib.crc32(kind + body) == crc
+        types.append(kind)
+        pos += 12 + length
+    assert types[-1] == b"IEND"
+    return types
+
+
+def make_deck(path: Path, *, slides: int = 1, label: str = "A", width: Emu | None = None,
+              height: Emu | None = None) -> Path:
+    prs = Presentation()
+    if width is not None:
+        prs.slide_width, prs.slide_height = width, height
+    for n in range(slides):
+        slide = prs.slides.add_slide(prs.slide_layouts[6])
+        box = slide.shapes.add_textbox(Inches(0.5), Inches(0.5), Inches(6), Inches(1))
+        box.text_frame.text = f"{label} slide {n + 1}"
+        box.text_frame.paragraphs[0].runs[0].font.size = Pt(40)
+        shape = slide.shapes.add_shape(MSO_SHAPE.ROUNDED_RECTANGLE, Inches(1), Inches(2), Inches(3), Inches(2))
+        shape.fill.solid()
+        shape.fill.fore_color.rgb = RGBColor(0x20, 0x60, 0xC0) if label == "A" else RGBColor(0xC0, 0x30, 0x20)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    prs.save(path)
+    return path
+
+
+def slide_count(path: Path) -> int:
+    return len(Presentation(path).slides)
+
+
+def live_group_members(pgid: int) -> list[int]:
+    """Non-zombie processes in process group ``pgid`` (a /proc scan)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found
+
+
+def live_processes_mentioning(text: str) -> list[int]:
+    """Non-zombie processes whose command line contains ``text`` (a /proc scan)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[-1].split()[0]
+        except OSError:
+            continue
+        if text.encode() in cmdline and state not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture(scope="module")
+def renderer():
+    with LibreOfficeRenderer(timeout=60.0) as shared:
+        yield shared
+
+
+@pytest.fixture(scope="module")
+def real_renders(renderer, tmp_path_factory):
+    """All one-slide decks rendered in one batch (one LibreOffice start-up)."""
+    root = tmp_path_factory.mktemp("real")
+    wide = make_deck(root / "wide" / "output.pptx", width=Inches(13.333), height=Inches(7.5))
+    decks = {name: FIXTURES / name for name in ONE_SLIDE_FIXTURES} | {"generated-16x9": wide}
+    names = list(decks)
+    results = renderer.render_many([decks[n] for n in names], out_dirs=[root / n for n in names])
+    return {name: (decks[name], result) for name, result in zip(names, results, strict=True)}
+
+
+# -- successful renders --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", [*ONE_SLIDE_FIXTURES, "generated-16x9"])
+def test_one_slide_deck_renders_to_png_of_the_slide_shape(real_renders, name):
+    deck, result = real_renders[name]
+    assert slide_count(deck) == 1
+    assert result.ok, result.detail
+    assert (result.reason, result.detail, result.pdf_pages) == ("", "", 1)
+
+    with Image.open(result.png_path) as png:
+        assert png.size == (result.width, result.height)
+    assert max(result.width, result.height) == DEFAULT_LONG_EDGE
+    prs = Presentation(deck)
+    expected_short = DEFAULT_LONG_EDGE * min(prs.slide_width, prs.slide_height) / max(prs.slide_width, prs.slide_height)
+    assert abs(min(result.width, result.height) - expected_short) <= 1
+    assert (result.width >= result.height) == (prs.slide_width >= prs.slide_height)
+
+    with Image.open(result.thumbnail_path) as thumb:
+        assert max(thumb.size) == DEFAULT_THUMBNAIL_LONG_EDGE
+
+    assert result.png_path.name == "render.png" and result.thumbnail_path.name == "thumb.png"
+    png_bytes, thumb_bytes = result.png_path.read_bytes(), result.thumbnail_path.read_bytes()
+    assert result.png_sha256 == hashlib.sha256(png_bytes).hexdigest()
+    assert result.thumbnail_sha256 == hashlib.sha256(thumb_bytes).hexdigest()
+    assert not METADATA_CHUNKS & set(png_chunk_types(png_bytes))
+    assert not METADATA_CHUNKS & set(png_chunk_types(thumb_bytes))
+    assert result.seconds > 0
+
+
+def test_inputs_with_the_same_file_name_render_to_their_own_outputs(renderer, tmp_path):
+    first = make_deck(tmp_path / "run1" / "output.pptx", label="A")
+    second = make_deck(tmp_path / "run2" / "output.pptx", label="B")
+    outs = [tmp_path / "out1", tmp_path / "out2", tmp_path / "out1-again"]
+
+    results = renderer.render_many([first, second, first], out_dirs=outs)
+
+    assert all(r.ok for r in results), [r.detail for r in results]
+    assert results[0].png_sha256 != results[1].png_sha256
+    assert results[0].png_sha256 == results[2].png_sha256  # same deck, same bytes
+    with Image.open(results[0].png_path) as a, Image.open(results[1].png_path) as b:
+        # Deck A's rectangle is blue, deck B's is red: each output holds its own deck.
+        centre = (int(a.width * 2.5 / 10), int(a.height * 3 / 7.5))
+        blue, red = a.convert("RGB").getpixel(centre), b.convert("RGB").getpixel(centre)
+    assert blue[2] > 150 and blue[0] < 100
+    assert red[0] > 150 and red[2] < 100
+
+
+# -- failures ------------------------------------------------------------------------------
+
+
+def test_multi_slide_deck_is_render_failed_with_its_page_count(tmp_path):
+    deck = make_deck(tmp_path / "deck.pptx", slides=3)
+    assert slide_count(deck) == 3
+
+    result = render_pptx(deck, out_dir=tmp_path / "out")
+
+    assert (result.ok, result.reason, result.pdf_pages) == (False, "render_failed", 3)
+    assert "PDF has 3 pages" in result.detail
+    assert result.png_path is None and not (tmp_path / "out" / "render.png").exists()
+
+
+def test_garbage_file_is_render_failed_without_naming_the_input(renderer, tmp_path):
+    garbage = tmp_path / "secret-client-name.pptx"
+    garbage.write_bytes(b"this is not a presentation\n" * 200)
+
+    result = renderer.render(garbage, out_dir=tmp_path / "out")
+
+    assert (result.ok, result.reason, result.pdf_pages) == (False, "render_failed", 0)
+    assert result.detail.startswith("no PDF written")
+    assert "secret-client-name" not in result.detail and str(tmp_path) not in result.detail
+
+
+def test_batch_with_one_garbage_file_still_renders_the_good_ones(renderer, tmp_path):
+    garbage = tmp_path / "bad" / "output.pptx"
+    garbage.parent.mkdir()
+    garbage.write_bytes(os.urandom(4096))
+    decks = [FIXTURES / "sld-blank.pptx", garbage, FIXTURES / "t_test.pptx"]
+
+    results = renderer.render_many(decks, out_dirs=[tmp_path / f"out{i}" for i in range(3)])
+
+    assert [r.ok for r in results] == [True, False, True]
+    assert results[1].reason == "render_failed"
+    assert all(r.png_path.exists() for r in (results[0], results[2]))
+
+
+def test_timeout_is_render_timeout_and_leaves_no_soffice_behind(tmp_path):
+    with LibreOfficeRenderer(timeout=0.01) as quick:
+        result = quick.render(FIXTURES / "t_test.pptx", out_dir=tmp_path / "out")
+        assert (result.ok, result.reason) == (False, "render_timeout")
+        assert live_processes_mentioning(str(quick.profile_dir)) == []
+
+
+def test_timeout_mid_conversion_kills_the_whole_process_group(tmp_path):
+    # Long enough for oosplash to have started soffice.bin, short of a finished conversion.
+    with LibreOfficeRenderer(timeout=0.4) as quick:
+        result = quick.render(FIXTURES / "t_test.pptx", out_dir=tmp_path / "out")
+        assert result.reason == "render_timeout"
+        assert live_processes_mentioning(str(quick.profile_dir)) == []
+
+
+def test_hanging_file_in_a_batch_times_out_alone(tmp_path):
+    """A stand-in soffice that hangs (with a child) on one deck and 'converts' the others."""
+    one_page = tmp_path / "one-page.pdf"
+    Image.new("RGB", (400, 300), "white").save(one_page)
+    fake = tmp_path / "fake-soffice"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'outdir=""; prev=""\n'
+        "for a in \"$@\"; do\n"
+        '  if [ "$prev" = "--outdir" ]; then outdir="$a"; fi\n'
+        "  prev=\"$a\"\n"
+        "done\n"
+        "for a in \"$@\"; do\n"
+        '  case "$a" in *.pptx)\n'
+        f'    if grep -q HANG "$a"; then echo $$ >> {tmp_path}/fake.pids; sleep 300 & wait; fi\n'
+        f'    cp {one_page} "$outdir/$(basename "$a" .pptx).pdf";;\n'
+        "  esac\n"
+        "done\n"
+    )
+    fake.chmod(0o755)
+    decks = []
+    for i, body in enumerate([b"ok", b"HANG", b"ok"]):
+        deck = tmp_path / f"in{i}" / "output.pptx"
+        deck.parent.mkdir()
+        deck.write_bytes(body)
+        decks.append(deck)
+
+    with LibreOfficeRenderer(soffice=str(fake), timeout=1.0) as fake_renderer:
+        results = fake_renderer.render_many(decks, out_dirs=[tmp_path / f"out{i}" for i in range(3)])
+
+    assert [r.reason for r in results] == ["", "render_timeout", ""]
+    assert all(r.ok for r in (results[0], results[2]))
+    fake_pids = [int(line) for line in (tmp_path / "fake.pids").read_text().split()]
+    assert len(fake_pids) == 2  # the batch and the lone retry both hung
+    assert all(live_group_members(pgid) == [] for pgid in fake_pids)
+
+
+def test_mismatched_out_dirs_are_rejected(renderer, tmp_path):
+    with pytest.raises(ValueError):
+        renderer.render_many([FIXTURES / "t_test.pptx"], out_dirs=[])
+
+
+# -- metadata stripping --------------------------------------------------------------------
+
+
+def test_strip_png_metadata_keeps_pixels_and_drops_every_metadata_chunk():
+    image = Image.new("RGB", (8, 4), (10, 200, 30))
+    info = PngImagePlugin.PngInfo()
+    info.add_text("Software", "pdftoppm")
+    info.add_itxt("Author", "somebody", zip=True)
+    info.add_text("Comment", "x" * 2000, zip=True)
+    info.add(b"tIME", struct.pack(">HBBBBB", 2026, 7, 20, 12, 0, 0))
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", pnginfo=info, exif=b"Exif\x00\x00MM\x00*\x00\x00\x00\x08\x00\x00",
+               icc_profile=b"\x00" * 128, dpi=(150, 150))
+    dirty = buffer.getvalue()
+    assert {b"tEXt", b"iTXt", b"zTXt", b"tIME", b"eXIf", b"iCCP", b"pHYs"} <= set(png_chunk_types(dirty))
+
+    clean = strip_png_metadata(dirty)
+
+    assert set(png_chunk_types(clean)) <= {b"IHDR", b"PLTE", b"tRNS", b"IDAT", b"IEND"}
+    with Image.open(io.BytesIO(clean)) as reread:
+        assert reread.tobytes() == image.tobytes() and reread.size == image.size
+    assert strip_png_metadata(dirty) == clean == strip_png_metadata(clean)

@@ -1,0 +1,82 @@
+"""A real Celery worker in a subprocess, over the real broker, against the test database."""
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parent.parent
+BROKER_URL = os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/15")
+
+
+def broker_reachable(url: str) -> bool:
+    import kombu
+
+    try:
+        with kombu.Connection(url, connect_timeout=2) as conn:
+            conn.ensure_connection(max_retries=1)
+        return True
+    except Exception:
+        return False
+
+
+def database_url_for_worker() -> str:
+    db = settings.DATABASES["default"]
+    if connection.vendor != "postgresql":
+        pytest.skip("a worker process needs a shared database: run with DATABASE_URL pointing at PostgreSQL")
+    user = db.get("USER") or "postgres"
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    return f"postgres://{user}{password}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+
+
+@contextlib.contextmanager
+def celery_worker(*, queues: str, media_root: Path, extra_env: dict | None = None):
+    if not broker_reachable(BROKER_URL):
+        if os.environ.get("REFIG_REQUIRE_SERVICES"):
+            pytest.fail(f"broker {BROKER_URL} is not reachable")
+        pytest.skip(f"broker {BROKER_URL} is not reachable")
+    env = dict(os.environ)
+    env.update(
+        DATABASE_URL=database_url_for_worker(),
+        CELERY_BROKER_URL=BROKER_URL,
+        CELERY_TASK_ALWAYS_EAGER="0",
+        DJANGO_MEDIA_ROOT=str(media_root),
+        DJANGO_SETTINGS_MODULE="config.settings",
+        **(extra_env or {}),
+    )
+    # Start from an empty queue so a leftover message from an earlier run cannot interfere.
+    subprocess.run([sys.executable, "-m", "celery", "-A", "config", "purge", "-f", "-Q", queues], env=env, cwd=ROOT, capture_output=True, timeout=60)
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queues, "--pool", "solo", "--concurrency", "1", "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"],
+        env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    try:
+        yield worker
+    finally:
+        os.killpg(worker.pid, signal.SIGTERM)
+        try:
+            worker.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(worker.pid, signal.SIGKILL)
+
+
+def send_and_wait(task, *args, broker_url: str = BROKER_URL, timeout: float = 90, done=None):
+    """Send `task` over the broker (not eager) and poll `done()` until it is true."""
+    from config.celery_app import app
+
+    with app.connection_for_write(broker_url) as conn:
+        task.apply_async(args=args, connection=conn)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if done():
+            return True
+        time.sleep(0.25)
+    return False

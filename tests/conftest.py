@@ -1,0 +1,8 @@
+"""Shared test setup. The suite runs on SQLite by default and on PostgreSQL when DATABASE_URL is set."""
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def media_in_tmp(settings, tmp_path_factory):
+    settings.MEDIA_ROOT = tmp_path_factory.mktemp("media")
+    return settings.MEDIA_ROOT
