@@ -4,3 +4,13 @@ from django.apps import AppConfig
 class AgentsConfig(AppConfig):
     name = "agents"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from corpus.tables import register_table
+
+        from . import selectors
+
+        register_table("configurations", selectors.configurations_table, title="Agent configurations")
+        register_table("configuration-pairs", selectors.configuration_pairs_frame, title="Configuration pairs (within / across)")
+        register_table("artifact-audit", selectors.artifact_audit_frame, title="Gate and object audit per artifact")
+        register_table("economics", selectors.economics_frame, title="Run-log economics (Tables 22–23)")

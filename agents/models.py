@@ -1,1 +1,103 @@
-from django.db import models  # noqa: F401
+from django.db import models
+
+from corpus.models import Figure
+
+
+class Configuration(models.Model):
+    """An agent configuration: (model, harness, workflow, reasoning effort)."""
+
+    slug = models.SlugField(max_length=80, unique=True)
+    model = models.CharField(max_length=120)
+    harness = models.CharField(max_length=120)
+    workflow = models.CharField(max_length=60)
+    reasoning_effort = models.CharField(max_length=40)
+    label = models.CharField(max_length=200)
+    position = models.PositiveIntegerField(default=0, help_text="order of declaration")
+    # "refig" for the agents of this study's run layout; "pptbench" for configurations that only
+    # exist in imported PPTBench score tables (they have no artifacts here).
+    suite = models.CharField(max_length=20, default="refig", db_index=True)
+
+    class Meta:
+        ordering = ["position", "slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Artifact(models.Model):
+    """One configuration's single attempt at one figure, with its gate, audit and rendering."""
+
+    class LogStatus(models.TextChoices):
+        ABSENT = "absent"
+        RECOVERABLE = "recoverable"
+        UNRECOVERABLE = "unrecoverable"
+
+    configuration = models.ForeignKey(Configuration, on_delete=models.CASCADE, related_name="artifacts")
+    figure = models.ForeignKey(Figure, on_delete=models.CASCADE, related_name="artifacts")
+
+    # Files, stored content-addressed so no agent-chosen name travels on.
+    pptx = models.FileField(upload_to="artifacts/", max_length=300, blank=True)
+    pptx_sha256 = models.CharField(max_length=64, blank=True, db_index=True)
+    pptx_size = models.PositiveBigIntegerField(null=True)
+    code = models.FileField(upload_to="artifacts/", max_length=300, blank=True)
+    code_language = models.CharField(max_length=16, blank=True)
+    run_log = models.FileField(upload_to="artifacts/", max_length=300, blank=True)
+    error_log = models.FileField(upload_to="artifacts/", max_length=300, blank=True)
+
+    # Gate: g = 1 when the audit passed and the rendering succeeded. NULL until both are known.
+    gate_passed = models.BooleanField(null=True)
+    gate_reason = models.CharField(max_length=32, blank=True, db_index=True)
+    gate_detail = models.TextField(blank=True)
+
+    # Object audit (agents/pptx_audit.py), keyed by (pptx_sha256, audit_version).
+    audit_version = models.CharField(max_length=16, blank=True)
+    audit_passed = models.BooleanField(null=True)
+    slides = models.PositiveIntegerField(null=True)
+    text_boxes = models.PositiveIntegerField(null=True)
+    shapes = models.PositiveIntegerField(null=True)
+    lines = models.PositiveIntegerField(null=True)
+    connectors = models.PositiveIntegerField(null=True)
+    connectors_attached = models.PositiveIntegerField(null=True)
+    groups = models.PositiveIntegerField(null=True)
+    pictures = models.PositiveIntegerField(null=True)
+    tables = models.PositiveIntegerField(null=True)
+    charts = models.PositiveIntegerField(null=True)
+    smartart = models.PositiveIntegerField(null=True)
+    ole_media = models.PositiveIntegerField(null=True)
+    alternate_content = models.PositiveIntegerField(null=True)
+    external_links = models.PositiveIntegerField(null=True)
+    largest_picture_ratio = models.FloatField(null=True)
+    picture_area_ratio = models.FloatField(null=True)
+    cap = models.PositiveSmallIntegerField(null=True)
+    capped = models.BooleanField(null=True)
+    audit_summary = models.JSONField(null=True, help_text="compact object summary shown to judge and annotators")
+
+    # Rendering (agents/render.py), keyed by (pptx_sha256, render_version).
+    render_version = models.CharField(max_length=16, blank=True)
+    render_ok = models.BooleanField(null=True)
+    render_png = models.FileField(upload_to="renders/", max_length=300, blank=True)
+    render_thumbnail = models.FileField(upload_to="renders/", max_length=300, blank=True)
+    render_sha256 = models.CharField(max_length=64, blank=True)
+    render_width = models.PositiveIntegerField(null=True)
+    render_height = models.PositiveIntegerField(null=True)
+
+    # Run-log economics (agents/runlog.py).
+    log_status = models.CharField(max_length=16, choices=LogStatus.choices, default=LogStatus.ABSENT)
+    log_problem = models.CharField(max_length=300, blank=True)
+    turns = models.PositiveIntegerField(null=True)
+    tool_calls = models.PositiveIntegerField(null=True)
+    output_tokens = models.PositiveBigIntegerField(null=True)
+    total_tokens = models.PositiveBigIntegerField(null=True)
+    duration_seconds = models.FloatField(null=True)
+    cost_usd = models.FloatField(null=True)
+
+    imported_at = models.DateTimeField(auto_now_add=True)
+    audited_at = models.DateTimeField(null=True)
+    rendered_at = models.DateTimeField(null=True)
+
+    class Meta:
+        ordering = ["configuration__position", "figure__task_id"]
+        constraints = [models.UniqueConstraint(fields=["configuration", "figure"], name="one_artifact_per_configuration_figure")]
+
+    def __str__(self) -> str:
+        return f"{self.configuration.slug}/{self.figure.task_id}"

@@ -1,0 +1,39 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from agents.configurations import ConfigurationFileError
+from agents.services import ConfigurationConflict, artifacts_import
+
+
+class Command(BaseCommand):
+    help = "Import agent outputs from <run_root>/<slug>/<task_id>/ for the declared configurations. Idempotent."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--run-root", required=True, type=Path)
+        parser.add_argument("--configurations", required=True, type=Path, help="JSON or TOML declaration")
+        parser.add_argument("--no-progress", action="store_true")
+
+    def handle(self, *args, run_root: Path, configurations: Path, no_progress: bool, **options):
+        if not run_root.is_dir():
+            raise CommandError(f"{run_root}: run root not found")
+        if not configurations.is_file():
+            raise CommandError(f"{configurations}: configuration file not found")
+        bar = tqdm(unit="artifact", desc="import_artifacts", disable=no_progress, file=self.stderr._out)
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        try:
+            report = artifacts_import(run_root=run_root, configurations_file=configurations, on_progress=progress)
+        except (ConfigurationFileError, ConfigurationConflict) as error:
+            raise CommandError(str(error)) from error
+        finally:
+            bar.close()
+        for message in report.unknown_configurations + report.unknown_tasks + report.rejected:
+            self.stderr.write(message)
+        self.stdout.write(report.summary())
+        if report.rejected or report.unknown_tasks:
+            raise CommandError("some folders were not imported (see above); everything else was")

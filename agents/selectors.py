@@ -1,0 +1,129 @@
+"""Every read of the agents app."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from django.db.models import Count, Q, QuerySet
+
+from .configurations import ConfigurationSpec, configuration_pairs
+from .models import Artifact, Configuration
+
+ARTIFACT_AUDIT_COLUMNS = [
+    "task_id", "configuration", "gate_passed", "gate_reason", "slides", "text_boxes", "shapes", "lines",
+    "connectors", "connectors_attached", "groups", "pictures", "tables", "charts", "largest_picture_ratio",
+    "picture_area_ratio", "capped",
+]
+EXTRA_AUDIT_COLUMNS = ["smartart", "ole_media", "alternate_content", "external_links", "cap", "render_ok", "gate_detail"]
+
+
+def configuration_list(*, suite: str = "refig") -> QuerySet[Configuration]:
+    return Configuration.objects.filter(suite=suite).order_by("position", "slug")
+
+
+def configuration_get(*, slug: str) -> Configuration:
+    return Configuration.objects.get(slug=slug)
+
+
+def configuration_specs(*, slugs: list[str] | None = None) -> list[ConfigurationSpec]:
+    configurations = configuration_list()
+    if slugs is not None:
+        configurations = configurations.filter(slug__in=slugs)
+    return [ConfigurationSpec(slug=c.slug, model=c.model, harness=c.harness, workflow=c.workflow, reasoning_effort=c.reasoning_effort, label=c.label) for c in configurations]
+
+
+def configuration_frame() -> pd.DataFrame:
+    rows = list(configuration_list().values("slug", "model", "harness", "workflow", "reasoning_effort", "label", "position"))
+    return pd.DataFrame(rows, columns=["slug", "model", "harness", "workflow", "reasoning_effort", "label", "position"])
+
+
+def configuration_pairs_frame(*, slugs: list[str] | None = None) -> pd.DataFrame:
+    pairs = configuration_pairs(configuration_specs(slugs=slugs))
+    return pd.DataFrame([(p.x, p.y, p.kind) for p in pairs], columns=["config_x", "config_y", "kind"])
+
+
+def artifact_list(*, configuration: str | None = None, gate_reason: str | None = None, task_id: str | None = None) -> QuerySet[Artifact]:
+    artifacts = Artifact.objects.select_related("configuration", "figure")
+    if configuration:
+        artifacts = artifacts.filter(configuration__slug=configuration)
+    if gate_reason == "passed":
+        artifacts = artifacts.filter(gate_passed=True)
+    elif gate_reason == "pending":
+        artifacts = artifacts.filter(gate_passed__isnull=True)
+    elif gate_reason:
+        artifacts = artifacts.filter(gate_reason=gate_reason)
+    if task_id:
+        artifacts = artifacts.filter(figure__task_id=task_id)
+    return artifacts.order_by("configuration__position", "figure__task_id")
+
+
+def artifact_get(*, pk: int) -> Artifact:
+    return Artifact.objects.select_related("configuration", "figure").get(pk=pk)
+
+
+def artifacts_for_figures(*, figure_ids, configuration_ids) -> dict[tuple[int, int], Artifact]:
+    artifacts = Artifact.objects.filter(figure_id__in=figure_ids, configuration_id__in=configuration_ids)
+    return {(a.configuration_id, a.figure_id): a for a in artifacts}
+
+
+def artifact_ids_pending_audit(*, configuration: str | None = None, render: bool = True) -> list[int]:
+    from . import pptx_audit, render as render_module
+
+    artifacts = artifact_list(configuration=configuration).exclude(pptx="")
+    need = Q(audit_passed__isnull=True) | ~Q(audit_version=pptx_audit.AUDIT_VERSION)
+    if render:
+        need |= Q(audit_passed=True) & (Q(render_ok__isnull=True) | ~Q(render_version=render_module.RENDER_VERSION))
+    return list(artifacts.filter(need).values_list("pk", flat=True))
+
+
+def gate_reason_counts() -> dict[str, int]:
+    rows = Artifact.objects.values("gate_reason", "gate_passed").annotate(n=Count("id"))
+    counts: dict[str, int] = {}
+    for row in rows:
+        key = "passed" if row["gate_passed"] else (row["gate_reason"] or "pending")
+        counts[key] = counts.get(key, 0) + row["n"]
+    return counts
+
+
+def artifact_audit_frame(*, configuration: str | None = None) -> pd.DataFrame:
+    """The `artifact-audit` table: one row per artifact, contract columns first."""
+    fields = {"task_id": "figure__task_id", "configuration": "configuration__slug"}
+    names = [c for c in ARTIFACT_AUDIT_COLUMNS + EXTRA_AUDIT_COLUMNS if c not in fields]
+    rows = artifact_list(configuration=configuration).values_list(*fields.values(), *names)
+    return pd.DataFrame(list(rows), columns=list(fields) + names)[ARTIFACT_AUDIT_COLUMNS + EXTRA_AUDIT_COLUMNS]
+
+
+ECONOMICS_METRICS = ("turns", "tool_calls", "output_tokens", "total_tokens", "duration_seconds", "cost_usd")
+
+
+def economics_frame() -> pd.DataFrame:
+    """Run-log economics per configuration (paper Tables 22–23): means over recoverable logs."""
+    rows = Artifact.objects.values_list("configuration__slug", "configuration__position", "log_status", *ECONOMICS_METRICS)
+    frame = pd.DataFrame(list(rows), columns=["configuration", "position", "log_status", *ECONOMICS_METRICS])
+    columns = ["configuration", "artifacts", "logs_present", "logs_recoverable", "cost_records"]
+    columns += [f"mean_{m}" for m in ECONOMICS_METRICS] + ["median_total_tokens", "total_cost_usd"]
+    if frame.empty:
+        return pd.DataFrame([], columns=columns)
+    out = []
+    for slug, group in frame.sort_values("position").groupby("configuration", sort=False):
+        ok = group[group["log_status"] == "recoverable"]
+        row = {
+            "configuration": slug,
+            "artifacts": len(group),
+            "logs_present": int((group["log_status"] != "absent").sum()),
+            "logs_recoverable": len(ok),
+            "cost_records": int(ok["cost_usd"].notna().sum()),
+        }
+        for metric in ECONOMICS_METRICS:
+            values = pd.to_numeric(ok[metric], errors="coerce").dropna()
+            row[f"mean_{metric}"] = float(values.mean()) if len(values) else np.nan
+        tokens = pd.to_numeric(ok["total_tokens"], errors="coerce").dropna()
+        row["median_total_tokens"] = float(tokens.median()) if len(tokens) else np.nan
+        costs = pd.to_numeric(ok["cost_usd"], errors="coerce").dropna()
+        row["total_cost_usd"] = float(costs.sum()) if len(costs) else np.nan
+        out.append(row)
+    return pd.DataFrame(out, columns=columns)
+
+
+def configurations_table() -> pd.DataFrame:
+    frame = configuration_frame().drop(columns=["position"])
+    return frame.rename(columns={"slug": "configuration"})

@@ -1,0 +1,299 @@
+"""Every write of the agents app: configurations, artifact import, audit and rendering."""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+from django.conf import settings
+from django.core.files import File
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.utils import timezone
+
+from corpus import selectors as corpus_selectors
+
+from . import pptx_audit, render
+from .configurations import ConfigurationSpec, parse_configurations
+from .models import Artifact, Configuration
+from .runlog import parse_run_log
+
+CODE_FILES: tuple[tuple[str, str], ...] = (("output.py", "python"), ("output.js", "javascript"))
+HASH_CHUNK = 1 << 20
+
+
+class ConfigurationConflict(ValueError):
+    pass
+
+
+def configurations_declare(*, specs: Sequence[ConfigurationSpec]) -> list[Configuration]:
+    """Create the declared configurations; a known slug must keep its (model, harness, workflow, effort)."""
+    configurations = []
+    with transaction.atomic():
+        for position, spec in enumerate(specs):
+            existing = Configuration.objects.filter(slug=spec.slug).first()
+            identity = (spec.model, spec.harness, spec.workflow, spec.reasoning_effort)
+            if existing is not None:
+                stored = (existing.model, existing.harness, existing.workflow, existing.reasoning_effort)
+                if stored != identity:
+                    raise ConfigurationConflict(f"configuration {spec.slug}: declared as {identity}, stored as {stored}; a slug names one configuration for good")
+                if (existing.label, existing.position) != (spec.label, position):
+                    existing.label, existing.position = spec.label, position
+                    existing.save(update_fields=["label", "position"])
+                configurations.append(existing)
+            else:
+                configurations.append(Configuration.objects.create(position=position, **spec.__dict__))
+    return configurations
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(HASH_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _store_content_addressed(path: Path, *, prefix: str, extension: str) -> tuple[str, str]:
+    sha = _sha256_file(path)
+    name = f"{prefix}/{sha[:2]}/{sha}{extension}"
+    if not default_storage.exists(name):
+        with open(path, "rb") as handle:
+            default_storage.save(name, File(handle))
+    return name, sha
+
+
+@dataclass
+class ArtifactImportReport:
+    created: int = 0
+    unchanged: int = 0
+    missing_pptx: int = 0
+    unknown_tasks: list[str] = field(default_factory=list)
+    unknown_configurations: list[str] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        return (
+            f"{self.created} artifacts imported, {self.unchanged} already stored, {self.missing_pptx} without output.pptx "
+            f"(gate: missing), {len(self.unknown_tasks)} unknown task folders, "
+            f"{len(self.unknown_configurations)} undeclared configuration folders, {len(self.rejected)} rejected"
+        )
+
+
+def _economics_fields(log_path: Path | None) -> dict:
+    if log_path is None:
+        return {"log_status": Artifact.LogStatus.ABSENT}
+    economics = parse_run_log(log_path)
+    if not economics.recoverable:
+        return {"log_status": Artifact.LogStatus.UNRECOVERABLE, "log_problem": economics.problem[:300]}
+    return {
+        "log_status": Artifact.LogStatus.RECOVERABLE,
+        "turns": economics.turns,
+        "tool_calls": economics.tool_calls,
+        "output_tokens": economics.output_tokens,
+        "total_tokens": economics.total_tokens,
+        "duration_seconds": economics.duration_seconds,
+        "cost_usd": economics.cost_usd,
+    }
+
+
+def _artifact_fields(task_dir: Path | None) -> dict:
+    values: dict = {"gate_passed": None, "gate_reason": "", "gate_detail": ""}
+    pptx_path = task_dir / "output.pptx" if task_dir else None
+    if pptx_path is None or not pptx_path.is_file():
+        values.update(gate_passed=False, gate_reason="missing", gate_detail="no output.pptx was produced", audit_passed=False)
+    else:
+        size = pptx_path.stat().st_size
+        values["pptx_size"] = size
+        if size > pptx_audit.DEFAULT_LIMITS.max_file_bytes:
+            # Not copied: the gate fails on size alone, and storing it would cost the same as accepting it.
+            values.update(gate_passed=False, gate_reason="too_large", gate_detail=f"file of {size} bytes exceeds {pptx_audit.DEFAULT_LIMITS.max_file_bytes}", audit_passed=False, pptx_sha256=_sha256_file(pptx_path))
+        else:
+            values["pptx"], values["pptx_sha256"] = _store_content_addressed(pptx_path, prefix="artifacts", extension=".pptx")
+    for filename, language in CODE_FILES:
+        if task_dir and (task_dir / filename).is_file():
+            values["code"], _ = _store_content_addressed(task_dir / filename, prefix="artifacts", extension=Path(filename).suffix)
+            values["code_language"] = language
+            break
+    log_path = task_dir / "output.jsonl" if task_dir and (task_dir / "output.jsonl").is_file() else None
+    if log_path:
+        values["run_log"], _ = _store_content_addressed(log_path, prefix="artifacts", extension=".jsonl")
+    if task_dir and (task_dir / "error.log").is_file():
+        values["error_log"], _ = _store_content_addressed(task_dir / "error.log", prefix="artifacts", extension=".log")
+    values.update(_economics_fields(log_path))
+    return values
+
+
+def artifacts_import(
+    *,
+    run_root: Path,
+    configurations_file: Path,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> ArtifactImportReport:
+    """Walk <run_root>/<slug>/<task_id>/; every (configuration, figure) of the corpus gets a row."""
+    specs = parse_configurations(configurations_file)
+    configurations = configurations_declare(specs=specs)
+    figures = corpus_selectors.figure_task_ids()
+    report = ArtifactImportReport()
+    declared = {c.slug for c in configurations}
+    if run_root.is_dir():
+        for child in sorted(run_root.iterdir()):
+            if child.is_dir() and child.name not in declared:
+                report.unknown_configurations.append(f"{child}: folder of an undeclared configuration")
+    total = len(configurations) * len(figures)
+    done = 0
+    for configuration in configurations:
+        config_dir = run_root / configuration.slug
+        task_dirs = {d.name: d for d in config_dir.iterdir() if d.is_dir()} if config_dir.is_dir() else {}
+        for name in sorted(set(task_dirs) - set(figures)):
+            report.unknown_tasks.append(f"{task_dirs[name]}: task id {name!r} is not in the corpus")
+        existing = {a.figure_id: a for a in Artifact.objects.filter(configuration=configuration)}
+        for task_id, figure_id in sorted(figures.items()):
+            done += 1
+            task_dir = task_dirs.get(task_id)
+            stored = existing.get(figure_id)
+            if stored is not None:
+                pptx_path = task_dir / "output.pptx" if task_dir else None
+                now_sha = _sha256_file(pptx_path) if pptx_path and pptx_path.is_file() else ""
+                if now_sha != stored.pptx_sha256:
+                    report.rejected.append(
+                        f"{task_dir or config_dir / task_id}: output.pptx differs from the stored artifact "
+                        f"(one attempt per configuration and figure; the stored one is kept)"
+                    )
+                else:
+                    report.unchanged += 1
+            else:
+                values = _artifact_fields(task_dir)
+                Artifact.objects.create(configuration=configuration, figure_id=figure_id, **values)
+                report.created += 1
+                if values.get("gate_reason") == "missing":
+                    report.missing_pptx += 1
+            if on_progress:
+                on_progress(done, total)
+    return report
+
+
+@contextlib.contextmanager
+def _local_path(name: str, suffix: str) -> Iterator[Path]:
+    """A filesystem path for a stored file (a temporary copy when the storage is remote)."""
+    try:
+        yield Path(default_storage.path(name))
+        return
+    except NotImplementedError:
+        pass
+    with tempfile.TemporaryDirectory() as tmp:
+        local = Path(tmp) / f"file{suffix}"
+        with default_storage.open(name, "rb") as src, open(local, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        yield local
+
+
+AUDIT_FIELDS: tuple[str, ...] = (
+    "slides", "text_boxes", "shapes", "lines", "connectors", "connectors_attached", "groups", "pictures",
+    "tables", "charts", "smartart", "ole_media", "alternate_content", "external_links",
+    "largest_picture_ratio", "picture_area_ratio", "cap", "capped",
+)
+
+
+def _apply_gate(artifact: Artifact) -> None:
+    if artifact.audit_passed is False:
+        artifact.gate_passed = False
+    elif artifact.audit_passed and artifact.render_ok is not None:
+        artifact.gate_passed = bool(artifact.render_ok)
+    else:
+        artifact.gate_passed = None
+
+
+def artifact_audit(*, artifact: Artifact, force: bool = False) -> Artifact:
+    """Gate (without rendering) and object audit. Idempotent per (pptx sha256, audit version)."""
+    if artifact.gate_reason in ("missing", "too_large") and not artifact.pptx:
+        return artifact
+    if not force and artifact.audit_version == pptx_audit.AUDIT_VERSION and artifact.audit_passed is not None:
+        return artifact
+    twin = (
+        Artifact.objects.filter(pptx_sha256=artifact.pptx_sha256, audit_version=pptx_audit.AUDIT_VERSION, audit_passed__isnull=False)
+        .exclude(pk=artifact.pk)
+        .first()
+    )
+    if twin is not None and not force:
+        values = {name: getattr(twin, name) for name in AUDIT_FIELDS + ("audit_passed", "audit_summary")}
+        reason, detail = (twin.gate_reason, twin.gate_detail) if not twin.audit_passed else ("", "")
+    else:
+        with _local_path(artifact.pptx.name, ".pptx") as path:
+            audit = pptx_audit.audit_pptx(path)
+        values = {name: getattr(audit, name) for name in AUDIT_FIELDS}
+        values["audit_passed"] = audit.gate_passed
+        values["audit_summary"] = audit.summary()
+        reason, detail = audit.gate_reason, audit.gate_detail
+    for name, value in values.items():
+        setattr(artifact, name, value)
+    artifact.audit_version = pptx_audit.AUDIT_VERSION
+    artifact.audited_at = timezone.now()
+    if not artifact.audit_passed:
+        artifact.gate_reason, artifact.gate_detail = reason, detail
+    elif artifact.gate_reason not in ("render_failed", "render_timeout"):
+        artifact.gate_reason, artifact.gate_detail = "", ""
+    _apply_gate(artifact)
+    artifact.save()
+    return artifact
+
+
+def _needs_render(artifact: Artifact, force: bool) -> bool:
+    return bool(artifact.audit_passed) and (force or artifact.render_version != render.RENDER_VERSION or artifact.render_ok is None)
+
+
+def renderer_create() -> render.LibreOfficeRenderer:
+    return render.LibreOfficeRenderer(
+        soffice=settings.REFIG["SOFFICE_BINARY"],
+        timeout=settings.REFIG["RENDER_TIMEOUT_SECONDS"],
+        long_edge=settings.REFIG["RENDER_LONG_EDGE"],
+        thumbnail_long_edge=settings.REFIG["THUMBNAIL_LONG_EDGE"],
+    )
+
+
+def artifacts_render(*, artifacts: Sequence[Artifact], force: bool = False, renderer: render.LibreOfficeRenderer | None = None) -> int:
+    """Render audited artifacts in one LibreOffice batch; idempotent per (pptx sha256, render version)."""
+    pending = [a for a in artifacts if _needs_render(a, force)]
+    if not pending:
+        return 0
+    owned = renderer is None
+    renderer = renderer or renderer_create()
+    try:
+        with tempfile.TemporaryDirectory(prefix="refig-render-") as tmp, contextlib.ExitStack() as stack:
+            paths = [stack.enter_context(_local_path(a.pptx.name, ".pptx")) for a in pending]
+            out_dirs = [Path(tmp) / str(i) for i in range(len(pending))]
+            for out_dir in out_dirs:
+                out_dir.mkdir()
+            results = renderer.render_many(paths, out_dirs=out_dirs)
+            for artifact, result in zip(pending, results):
+                _store_rendering(artifact, result)
+    finally:
+        if owned:
+            renderer.close()
+    return len(pending)
+
+
+def _store_rendering(artifact: Artifact, result: render.Rendering) -> None:
+    artifact.render_version = render.RENDER_VERSION
+    artifact.render_ok = result.ok
+    artifact.rendered_at = timezone.now()
+    if result.ok:
+        png_name = f"renders/{result.png_sha256[:2]}/{result.png_sha256}.png"
+        thumb_name = f"renders/{result.thumbnail_sha256[:2]}/{result.thumbnail_sha256}.png"
+        for name, path in ((png_name, result.png_path), (thumb_name, result.thumbnail_path)):
+            if not default_storage.exists(name):
+                default_storage.save(name, ContentFile(Path(path).read_bytes()))
+        artifact.render_png, artifact.render_thumbnail = png_name, thumb_name
+        artifact.render_sha256 = result.png_sha256
+        artifact.render_width, artifact.render_height = result.width, result.height
+        if artifact.gate_reason in ("render_failed", "render_timeout"):
+            artifact.gate_reason, artifact.gate_detail = "", ""
+    else:
+        artifact.gate_reason, artifact.gate_detail = result.reason, result.detail[:2000]
+    _apply_gate(artifact)
+    artifact.save()

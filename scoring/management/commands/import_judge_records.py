@@ -1,0 +1,27 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from scoring.services import judge_records_import
+
+
+class Command(BaseCommand):
+    help = "Import judge records (JSON Lines, DESIGN contract 3) produced elsewhere. Idempotent."
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--rubric", default="refig-v1", help="rubric whose maxima the subscores are checked against")
+        parser.add_argument("--no-progress", action="store_true")
+
+    def handle(self, *args, file: Path, rubric: str, no_progress: bool, **options):
+        if not file.is_file():
+            raise CommandError(f"{file}: not found")
+        bar = tqdm(unit="line", desc="import_judge_records", disable=no_progress, file=self.stderr._out)
+        report = judge_records_import(path=file, rubric_version=rubric, on_line=lambda n: bar.update(n - bar.n))
+        bar.close()
+        for message in report.rejected:
+            self.stderr.write(message)
+        self.stdout.write(report.summary())
+        if report.rejected:
+            raise CommandError(f"{len(report.rejected)} line(s) rejected; the other lines were imported")

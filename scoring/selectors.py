@@ -1,0 +1,122 @@
+"""Every read of the scoring app, and the automated-score tables."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from agents import selectors as agent_selectors
+from agents.models import Artifact
+from corpus.protocol import RUBRIC_AXES
+
+from . import pptbench, stats
+from .models import JudgeRecord, JudgeRun, PptbenchScore
+
+SCORE_COLUMNS = [
+    "artifact_id", "configuration", "model", "harness", "workflow", "task_id", "field", "judge", "judge_family", "run",
+    "gate_passed", "cap", "quality", "score", *RUBRIC_AXES,
+]
+
+
+def judge_run_list(*, judge: str | None = None) -> list[JudgeRun]:
+    runs = JudgeRun.objects.order_by("family", "judge", "run")
+    return list(runs.filter(judge=judge) if judge else runs)
+
+
+def judge_run_summary() -> pd.DataFrame:
+    rows = []
+    for judge_run in judge_run_list():
+        records = JudgeRecord.objects.filter(judge_run=judge_run)
+        rows.append({
+            "judge": judge_run.judge, "family": judge_run.family, "run": judge_run.run, "status": judge_run.status,
+            "rubric_version": judge_run.rubric_version, "ok": records.filter(status="ok").count(),
+            "failed": records.filter(status="failed").count(),
+            "cost_usd": float(sum(r or 0 for r in records.values_list("cost_usd", flat=True))),
+        })
+    return pd.DataFrame(rows, columns=["judge", "family", "run", "status", "rubric_version", "ok", "failed", "cost_usd"])
+
+
+def artifact_frame() -> pd.DataFrame:
+    rows = Artifact.objects.filter(configuration__suite="refig").values_list(
+        "id", "configuration__slug", "configuration__model", "configuration__harness", "configuration__workflow",
+        "configuration__position", "figure__task_id", "figure__field", "gate_passed", "cap",
+    )
+    return pd.DataFrame(list(rows), columns=["artifact_id", "configuration", "model", "harness", "workflow", "position", "task_id", "field", "gate_passed", "cap"])
+
+
+def scores_frame(*, judge: str | None = None) -> pd.DataFrame:
+    """One row per (artifact, judge run): s = g·min(Q, c); NaN where a gate-passed artifact has no ok record."""
+    artifacts = artifact_frame()
+    runs = judge_run_list(judge=judge)
+    if artifacts.empty or not runs:
+        return pd.DataFrame([], columns=SCORE_COLUMNS)
+    run_frame = pd.DataFrame([(r.id, r.judge, r.family, r.run) for r in runs], columns=["judge_run_id", "judge", "judge_family", "run"])
+    records = pd.DataFrame(
+        list(JudgeRecord.objects.filter(judge_run__in=runs, status=JudgeRecord.Status.OK).values_list("artifact_id", "judge_run_id", "score", *RUBRIC_AXES)),
+        columns=["artifact_id", "judge_run_id", "quality", *RUBRIC_AXES],
+    )
+    frame = artifacts.merge(run_frame, how="cross").merge(records, on=["artifact_id", "judge_run_id"], how="left")
+    failed = frame["gate_passed"].eq(False)
+    frame.loc[failed, ["quality", *RUBRIC_AXES]] = np.nan
+    frame.loc[failed, list(RUBRIC_AXES)] = 0.0
+    frame["cap"] = frame["cap"].fillna(100).astype(float)
+    gate = frame["gate_passed"].map({True: 1.0, False: 0.0})  # pending gate → NaN: not yet scoreable
+    frame["score"] = stats.final_score(gate, frame["quality"], frame["cap"])
+    frame.loc[failed, "score"] = 0.0
+    frame["gate_passed"] = frame["gate_passed"].astype(object)
+    return frame.sort_values(["position", "task_id", "judge", "run"])[SCORE_COLUMNS].reset_index(drop=True)
+
+
+def _filter_run(frame: pd.DataFrame, run: str | None) -> pd.DataFrame:
+    if run in (None, "") or "run" not in frame:
+        return frame
+    return frame[frame["run"].astype(str) == str(run)].reset_index(drop=True)
+
+
+def config_scores_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
+    return _filter_run(stats.config_scores(scores_frame(judge=judge)), run)
+
+
+def paired_effects_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
+    return _filter_run(stats.paired_effects(scores_frame(judge=judge)), run)
+
+
+def harness_effects_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
+    return _filter_run(stats.harness_effects(scores_frame(judge=judge)), run)
+
+
+def domain_scores_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
+    return _filter_run(stats.domain_scores(scores_frame(judge=judge)), run)
+
+
+def judge_runs_table(*, judge: str | None = None) -> pd.DataFrame:
+    return stats.judge_runs(scores_frame(judge=judge))
+
+
+def judge_families_table() -> pd.DataFrame:
+    return stats.judge_families(scores_frame())
+
+
+def structural_audit_table(*, judge: str | None = None) -> pd.DataFrame:
+    audits = agent_selectors.artifact_audit_frame()
+    scores = scores_frame(judge=judge)
+    return stats.structural_audit(audits, scores if not scores.empty else None, judge=judge)
+
+
+def final_scores_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
+    return _filter_run(scores_frame(judge=judge).drop(columns=["artifact_id"]), run)
+
+
+def pptbench_frame() -> pd.DataFrame:
+    rows = PptbenchScore.objects.values_list(
+        "task_id", "configuration__slug", "majority_gate", "gate_count", "layout_score", "text_score",
+        "local_graphics_score", "total_score", "issue_count", "single_round_issue_count",
+    )
+    return pd.DataFrame(list(rows), columns=["task_id", "candidate_id", "majority_gate", "gate_count", "layout_score", "text_score",
+                                             "local_graphics_score", "total_score", "issue_count", "single_round_issue_count"])
+
+
+def pptbench_leaderboard_table() -> pd.DataFrame:
+    frame = pptbench_frame()
+    if frame.empty:
+        return pd.DataFrame([], columns=pptbench.LEADERBOARD_COLUMNS)
+    return pptbench.leaderboard(frame)
