@@ -16,6 +16,7 @@ Pure module: no Django, DRF or Celery.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import os
@@ -364,7 +365,7 @@ def _pdf_for(deck: Path, pdf_dir: Path) -> Path:
 
 
 def _with_seconds(result: Rendering, seconds: float) -> Rendering:
-    return Rendering(**{**result.__dict__, "seconds": round(seconds, 3)})
+    return dataclasses.replace(result, seconds=round(seconds, 3))
 
 
 def _clean_message(text: str, private_dir: Path) -> str:

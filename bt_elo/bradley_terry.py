@@ -291,19 +291,21 @@ def _objective(beta: np.ndarray, w: np.ndarray, alpha: np.ndarray) -> np.ndarray
     return loglik + alpha * k * log_p.sum(axis=1)
 
 
-def _batched_fit(w: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+def _batched_fit(w: np.ndarray, alpha: np.ndarray, start: np.ndarray | None = None) -> np.ndarray:
     """Solve R Bradley–Terry fits at once (R × K × K win matrices, per-replicate alpha).
 
     Maximises the choix ILSR fixed-point objective (see ``_objective``): the gradient is
     g_i = Σ_j W_ij − N_ij σ(β_i − β_j) + alpha·K·(1 − K p_i), N = W + Wᵀ; the negative Hessian is
     the weighted Laplacian of N_ij σ_ij σ_ji plus alpha·K²·(diag p − p pᵀ). Both annihilate the
     ones vector, so the gauge is fixed by solving (M + 11ᵀ) δ = g, which keeps Σ β = 0.
-    Steps are halved until the objective does not decrease (the problem is concave).
+    Steps are halved until the objective does not decrease (the problem is concave). ``start``
+    (K,) warm-starts every replicate (the bootstrap passes the point estimate); the optimum does
+    not depend on it.
     """
     r, k, _ = w.shape
     n = w + np.transpose(w, (0, 2, 1))
     wins = w.sum(axis=2)
-    beta = np.zeros((r, k))
+    beta = np.zeros((r, k)) if start is None else np.repeat(np.asarray(start, float)[None], r, axis=0)
     ones = np.ones((k, k))
     eye = np.eye(k, dtype=bool)
     active = np.ones(r, dtype=bool)
@@ -352,7 +354,7 @@ def bootstrap_elo(
     per_figure = figure_win_matrices(comparisons, configurations, ties=ties)
     rng = np.random.default_rng(seed)
     weights = cluster_weights(per_figure.shape[0], resamples, rng)
-    elo, regularised = _bootstrap_from_figures(per_figure, weights)
+    elo, regularised = _bootstrap_from_figures(per_figure, weights, start=ratings.beta)
     k = len(configurations)
     order = np.argsort(-elo, axis=1, kind="stable")
     ranks = np.empty_like(order)
@@ -386,21 +388,23 @@ def figure_win_matrices(comparisons: pd.DataFrame, configurations, *, ties: str 
 
 def cluster_weights(n_clusters: int, resamples: int, rng: np.random.Generator) -> np.ndarray:
     """resamples × n_clusters draw counts: each row resamples the clusters with replacement."""
-    draws = rng.integers(0, n_clusters, size=(resamples, n_clusters))
-    offsets = (np.arange(resamples) * n_clusters)[:, None]
+    draws = rng.integers(0, n_clusters, size=(resamples, n_clusters), dtype=np.int32)
+    offsets = (np.arange(resamples, dtype=np.int64) * n_clusters)[:, None]
     return np.bincount((draws + offsets).ravel(), minlength=resamples * n_clusters).reshape(resamples, n_clusters)
 
 
-def _bootstrap_from_figures(per_figure: np.ndarray, weights: np.ndarray, chunk: int = 1000) -> tuple[np.ndarray, int]:
+def _bootstrap_from_figures(
+    per_figure: np.ndarray, weights: np.ndarray, *, start: np.ndarray | None = None, chunk: int = 1000
+) -> tuple[np.ndarray, int]:
     """Elo samples for each weight row; returns (samples, number of regularised replicates)."""
     f, k, _ = per_figure.shape
     flat = per_figure.reshape(f, k * k)
     out = np.empty((weights.shape[0], k))
     regularised = 0
-    for start in range(0, weights.shape[0], chunk):
-        w = (weights[start : start + chunk].astype(float) @ flat).reshape(-1, k, k)
+    for lo in range(0, weights.shape[0], chunk):
+        w = (weights[lo : lo + chunk].astype(float) @ flat).reshape(-1, k, k)
         connected = _strongly_connected(w)
         alpha = np.where(connected, 0.0, REGULARISATION_ALPHA)
         regularised += int((~connected).sum())
-        out[start : start + chunk] = elo_from_beta(_batched_fit(w, alpha))
+        out[lo : lo + chunk] = elo_from_beta(_batched_fit(w, alpha, start))
     return out, regularised

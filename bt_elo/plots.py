@@ -1,0 +1,110 @@
+"""Plots drawn from the same DataFrames as the tables. Pure (matplotlib, no Django)."""
+from __future__ import annotations
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+FORMATS = {"png": "image/png", "svg": "image/svg+xml"}
+
+
+def _encode(figure, fmt: str) -> bytes:
+    buffer = io.BytesIO()
+    # metadata=None-ish: no software/date stamps, so the bytes depend only on the data.
+    metadata = {"Software": None} if fmt == "png" else {"Date": None, "Creator": None}
+    figure.savefig(buffer, format=fmt, bbox_inches="tight", dpi=150, metadata=metadata)
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def _empty(message: str, fmt: str) -> bytes:
+    figure, axis = plt.subplots(figsize=(6, 1.5))
+    axis.axis("off")
+    axis.text(0.5, 0.5, message, ha="center", va="center")
+    return _encode(figure, fmt)
+
+
+def elo_plot(elo: pd.DataFrame, configurations: pd.DataFrame, fmt: str = "png") -> bytes:
+    """Elo with 95 % CI bars; direct and specialized of each (model, harness) side by side (paper Fig. 5)."""
+    if elo.empty:
+        return _empty("No human comparisons yet", fmt)
+    meta = configurations.set_index("configuration") if "configuration" in configurations else configurations.set_index("slug")
+    frame = elo.join(meta[["model", "harness", "workflow", "label"]], on="configuration")
+    frame["group"] = frame["model"].fillna(frame["configuration"]) + " · " + frame["harness"].fillna("")
+    order = frame.groupby("group")["elo"].max().sort_values(ascending=False).index.tolist()
+    workflows = sorted(frame["workflow"].fillna("").unique())
+    width = 0.8 / max(len(workflows), 1)
+    figure, axis = plt.subplots(figsize=(max(6, 1.3 * len(order)), 4.2))
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for w_index, workflow in enumerate(workflows):
+        part = frame[frame["workflow"].fillna("") == workflow].set_index("group").reindex(order)
+        x = np.arange(len(order)) + (w_index - (len(workflows) - 1) / 2) * width
+        err = np.vstack([part["elo"] - part["ci_low"], part["ci_high"] - part["elo"]])
+        axis.errorbar(x, part["elo"], yerr=err, fmt="o", capsize=4, color=colours[w_index % len(colours)], label=workflow or "—")
+    axis.axhline(1000, color="#999", lw=0.8, ls="--")
+    axis.set_xticks(np.arange(len(order)), order, rotation=20, ha="right")
+    axis.set_ylabel("Bradley–Terry Elo (95 % cluster-bootstrap CI)")
+    axis.set_title("Human preference Elo by configuration")
+    axis.legend(title="workflow", frameon=False)
+    axis.grid(axis="y", alpha=0.3)
+    return _encode(figure, fmt)
+
+
+def agreement_plot(margin: pd.DataFrame, human_baseline: float | None, fmt: str = "png") -> bytes:
+    """Direction agreement by |margin| bucket with CIs, one series per run; human–human line."""
+    if margin.empty:
+        return _empty("No judged comparisons yet", fmt)
+    figure, axis = plt.subplots(figsize=(7, 4))
+    buckets = [b for b in margin["bucket"].unique()]
+    for index, ((judge, run), group) in enumerate(margin.groupby(["judge", "run"], sort=True)):
+        group = group.set_index("bucket").reindex(buckets)
+        x = np.arange(len(buckets)) + (index - 0.5) * 0.08
+        err = np.vstack([group["agreement"] - group["ci_low"], group["ci_high"] - group["agreement"]])
+        axis.errorbar(x, group["agreement"], yerr=np.nan_to_num(err), fmt="o-", capsize=3, label=f"{judge} · run {run}")
+    if human_baseline is not None and np.isfinite(human_baseline):
+        axis.axhline(human_baseline, color="#333", ls="--", lw=1, label=f"human–human {human_baseline:.1%}")
+    axis.axhline(0.5, color="#bbb", lw=0.8)
+    axis.set_xticks(np.arange(len(buckets)), buckets)
+    axis.set_xlabel("|judge margin| (points)")
+    axis.set_ylabel("agreement with the human direction")
+    axis.set_ylim(0, 1)
+    axis.set_title("Judge–human direction agreement by margin")
+    axis.legend(frameon=False, fontsize=8)
+    axis.grid(axis="y", alpha=0.3)
+    return _encode(figure, fmt)
+
+
+def score_distribution_plot(scores: pd.DataFrame, fmt: str = "png") -> bytes:
+    """Final-score distribution per configuration (mean over runs per task)."""
+    if scores.empty or scores["score"].notna().sum() == 0:
+        return _empty("No judge scores yet", fmt)
+    per_task = scores.groupby(["configuration", "task_id"], sort=False)["score"].mean().reset_index()
+    order = list(dict.fromkeys(scores["configuration"]))
+    data = [per_task.loc[per_task["configuration"] == c, "score"].dropna().to_numpy() for c in order]
+    figure, axis = plt.subplots(figsize=(max(6, 0.9 * len(order)), 4))
+    axis.boxplot(data, showmeans=True)
+    axis.set_xticks(np.arange(1, len(order) + 1), order, rotation=25, ha="right")
+    axis.set_ylabel("final score s = g·min(Q, c)")
+    axis.set_ylim(-2, 102)
+    axis.set_title("Score distribution per configuration")
+    return _encode(figure, fmt)
+
+
+def paired_effects_plot(effects: pd.DataFrame, fmt: str = "png") -> bytes:
+    if effects.empty:
+        return _empty("No paired effects yet", fmt)
+    frame = effects.copy()
+    frame["name"] = frame["model"] + " · " + frame["harness"] + " · " + frame["judge"].astype(str) + " run " + frame["run"].astype(str)
+    figure, axis = plt.subplots(figsize=(7, max(2.5, 0.35 * len(frame))))
+    y = np.arange(len(frame))
+    axis.errorbar(frame["delta"], y, xerr=np.vstack([frame["delta"] - frame["ci_low"], frame["ci_high"] - frame["delta"]]), fmt="o", capsize=3)
+    axis.axvline(0, color="#999", lw=0.8)
+    axis.set_yticks(y, frame["name"])
+    axis.set_xlabel("Δ specialized − direct (points, 95 % paired bootstrap CI)")
+    axis.set_title("Workflow effect per model")
+    return _encode(figure, fmt)

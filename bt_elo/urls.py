@@ -1,0 +1,13 @@
+from django.urls import path
+
+from . import views
+
+app_name = "bt_elo"
+
+urlpatterns = [
+    path("results/", views.ResultsView.as_view(), name="results"),
+    path("results/elo", views.EloView.as_view(), name="elo"),
+    path("results/elo/live.json", views.LiveLeaderboardView.as_view(), name="live-leaderboard"),
+    path("results/agreement", views.AgreementView.as_view(), name="agreement"),
+    path("results/plot/<str:name>.<str:fmt>", views.PlotView.as_view(), name="plot"),
+]
