@@ -4,3 +4,11 @@ from django.apps import AppConfig
 class AnnotationConfig(AppConfig):
     name = "annotation"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from corpus.tables import register_table
+
+        from . import selectors
+
+        register_table("comparisons", selectors.comparisons_frame, title="Human comparisons as battle rows (DESIGN 5)", parameters=("study",))
+        register_table("coverage", selectors.coverage_frame, title="Comparisons per configuration pair against target", parameters=("study",))

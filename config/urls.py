@@ -15,5 +15,6 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("", include("corpus.urls")),
     path("", include("agents.urls")),
-    # path("", include("bt_elo.urls")),  # TEMP until annotation.selectors exists
+    path("", include("annotation.urls")),
+    path("", include("bt_elo.urls")),
 ]

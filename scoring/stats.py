@@ -16,15 +16,17 @@ Conventions shared by every table
 * ``run`` is the run number, or the string ``"mean"`` for the row computed on the per-task mean
   over runs (a task's mean over the runs that have a record; a task with no record in any run is
   missing).
-* Bootstrap (seed and resamples from corpus.protocol, REFERENCE 4): for a group of ``n``
-  non-missing tasks, sorted by ``task_id``, the index matrix is
-  ``np.random.default_rng(seed).integers(0, n, size=(resamples, n))`` — a fresh generator per
-  ``n``, so the draw depends only on (seed, resamples, n), never on group order, and every
-  group with the same ``n`` (and both sides of a paired comparison) uses the very same
-  resamples. The resample mean is computed as ``counts @ values / n`` where ``counts`` is the
-  per-resample multiplicity of each task (identical to averaging ``values[idx]``, but one BLAS
-  product for all groups). The CI is the 2.5 / 97.5 percentile (numpy "linear" method) of the
-  resample means. See :func:`bootstrap_indices`.
+* Bootstrap (seed and resamples from corpus.protocol, REFERENCE 4): the tasks resampled are all
+  task ids of the input frame, sorted (N of them). The index matrix is drawn once:
+  ``np.random.default_rng(seed).integers(0, N, size=(resamples, N))`` (:func:`bootstrap_indices`),
+  so it depends only on (seed, resamples, N), and every group of every table — and both sides of
+  each paired comparison — is resampled with the very same draws. A group's resample mean is the
+  mean of its values over the drawn tasks it has a value for (multiplicity counted; tasks with a
+  missing record drop out of that resample's mean, like they drop out of the point estimate);
+  with no missing records this is exactly ``values[idx].mean(axis=1)``. It is computed for all
+  groups at once as ``(C @ V) / (C @ M)`` (C: resample × task draw counts; V: task × group values,
+  0 where absent; M: presence mask). The CI is the 2.5 / 97.5 percentile (numpy "linear") of the
+  resample means; a resample that drew none of a group's tasks has no mean and is skipped.
 """
 
 from __future__ import annotations
@@ -104,7 +106,7 @@ def final_score(gate_passed, quality, cap):
 @lru_cache(maxsize=64)
 def bootstrap_indices(n: int, *, resamples: int = SCORE_BOOTSTRAP_RESAMPLES,
                       seed: int = SCORE_BOOTSTRAP_SEED) -> np.ndarray:
-    """The (resamples × n) index matrix for a group of n tasks (sorted by task_id):
+    """The (resamples × n) index matrix over the n sorted task ids of the input:
     ``np.random.default_rng(seed).integers(0, n, size=(resamples, n))``. Read-only, cached."""
     idx = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
     idx.setflags(write=False)
@@ -122,33 +124,37 @@ def _bootstrap_counts(n: int, resamples: int, seed: int) -> np.ndarray:
     return counts
 
 
-def _bootstrap_ci(groups: Sequence[np.ndarray], resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile CI of the mean for many value vectors at once (one matrix product per n)."""
-    low = np.full(len(groups), np.nan)
-    high = np.full(len(groups), np.nan)
-    by_n: dict[int, list[int]] = {}
-    for i, g in enumerate(groups):
-        if len(g):
-            by_n.setdefault(len(g), []).append(i)
-    for n, members in by_n.items():
-        values = np.column_stack([groups[i] for i in members])  # n × G
-        boot = _bootstrap_counts(n, resamples, seed) @ values / n  # R × G
-        lo, hi = np.percentile(boot, [_Q_LOW, _Q_HIGH], axis=0)
-        low[members] = lo
-        high[members] = hi
-    return low, high
+def _task_universe(scores: pd.DataFrame) -> pd.Index:
+    """The tasks every bootstrap resamples: all task ids of the input, sorted."""
+    return pd.Index(np.sort(scores["task_id"].unique()))
 
 
-def _split_sorted(frame: pd.DataFrame, keys: list[str], value: str) -> tuple[pd.DataFrame, list[np.ndarray]]:
-    """Sort by keys + task_id; return the key rows (one per group, in order) and each group's
-    value vector."""
-    frame = frame.sort_values([*keys, "task_id"], kind="stable")
-    codes = frame.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
-    values = frame[value].to_numpy(dtype=float)
-    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
-    ends = np.r_[starts[1:], len(codes)]
-    key_rows = frame.iloc[starts][keys].reset_index(drop=True)
-    return key_rows, [values[a:b] for a, b in zip(starts, ends)]
+def _bootstrap_ci(frame: pd.DataFrame, keys: list[str], value: str, universe: pd.Index,
+                  resamples: int, seed: int) -> pd.DataFrame:
+    """Percentile CI of the group mean for every group of ``frame`` at once.
+
+    One resample draws ``len(universe)`` tasks with replacement (:func:`bootstrap_indices`); a
+    group's resample mean is the mean of its value over the drawn tasks it has a value for
+    (multiplicity counted). Without missing values this is the ordinary bootstrap of the mean over
+    tasks; all groups — and both sides of every pair — see the very same resampled tasks. Computed
+    as (C @ V) / (C @ M) with C the resample × task multiplicity matrix, V the task × group values
+    (0 where absent) and M the presence mask."""
+    f = frame[frame[value].notna()]
+    codes = f.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+    key_rows = f[keys].iloc[np.unique(codes, return_index=True)[1]].reset_index(drop=True)
+    rows = universe.get_indexer(f["task_id"])
+    if (rows < 0).any():
+        raise ValueError("task ids outside the bootstrap universe")
+    n, g = len(universe), len(key_rows)
+    values = np.zeros((n, g))
+    mask = np.zeros((n, g))
+    values[rows, codes] = f[value].to_numpy(dtype=float)
+    mask[rows, codes] = 1.0
+    counts = _bootstrap_counts(n, resamples, seed)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        boot = (counts @ values) / (counts @ mask)
+    lo, hi = np.nanpercentile(boot, [_Q_LOW, _Q_HIGH], axis=0)
+    return key_rows.assign(ci_low=lo, ci_high=hi)
 
 
 # --------------------------------------------------------------------------------------------
@@ -173,17 +179,31 @@ def run_means(scores: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+_KEY_COLUMNS = ["configuration", "model", "harness", "workflow", "task_id", "field", "judge", "judge_family"]
+
+
 def _with_mean_runs(scores: pd.DataFrame) -> pd.DataFrame:
     per_run = scores.copy()
     per_run["run"] = per_run["run"].astype(object)
     both = pd.concat([per_run, run_means(scores)], ignore_index=True)
-    both["run"] = both["run"].astype(object)
+    # Factorise the grouping keys once (the tables group by them many times); results are
+    # turned back into plain values by _plain.
+    for c in [*_KEY_COLUMNS, "run"]:
+        if c in both.columns:
+            both[c] = both[c].astype("category")
     return both
+
+
+def _plain(table: pd.DataFrame) -> pd.DataFrame:
+    for c in table.columns:
+        if isinstance(table[c].dtype, pd.CategoricalDtype):
+            table[c] = table[c].astype(object) if c == "run" else table[c].astype(table[c].cat.categories.dtype)
+    return table
 
 
 def _run_order(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Sort result rows by keys with numbered runs first, then "mean"."""
-    frame = frame.copy()
+    frame = _plain(frame.copy())
     frame["_r"] = frame["run"].map(lambda r: (1, 0) if r == MEAN_RUN else (0, int(r)))
     frame = frame.sort_values([*[k for k in keys if k != "run"], "_r"], kind="stable")
     return frame.drop(columns="_r").reset_index(drop=True)
@@ -219,9 +239,7 @@ def config_scores(scores: pd.DataFrame, *, resamples: int = SCORE_BOOTSTRAP_RESA
     table["n"] = table["n"].fillna(0).astype(int)
     table = table.reset_index()
 
-    key_rows, groups = _split_sorted(present, keys, "score")
-    low, high = _bootstrap_ci(groups, resamples, seed)
-    cis = key_rows.assign(ci_low=low, ci_high=high)
+    cis = _bootstrap_ci(present, keys, "score", _task_universe(scores), resamples, seed)
     table = table.merge(cis, on=keys, how="left")
     return _run_order(table[CONFIG_SCORES_COLUMNS], keys)
 
@@ -243,13 +261,19 @@ def _pair(both: pd.DataFrame, group: list[str], side: str, a: str, b: str) -> pd
                 f"paired comparison is ambiguous: several configurations share {group + [side]} "
                 f"= {list(part.loc[dup, group].iloc[0])} / {a if name == 'a' else b}")
     merged = left.merge(right, on=on, how="outer", suffixes=("_a", "_b"))
+    # Only comparisons where both sides exist at all (a workflow run in one harness only is no pair).
+    gkeys = [merged[k] for k in on[:-1]]
+    has_a = merged["configuration_a"].notna().groupby(gkeys, sort=False).transform("any")
+    has_b = merged["configuration_b"].notna().groupby(gkeys, sort=False).transform("any")
+    merged = merged[has_a & has_b]
     merged["diff"] = merged["score_b"] - merged["score_a"]
     for ax in AXES:
         merged[f"d_{ax}"] = merged[f"{ax}_b"] - merged[f"{ax}_a"]
     return merged
 
 
-def _summarise_pairs(merged: pd.DataFrame, keys: list[str], resamples: int, seed: int) -> pd.DataFrame:
+def _summarise_pairs(merged: pd.DataFrame, keys: list[str], universe: pd.Index,
+                     resamples: int, seed: int) -> pd.DataFrame:
     paired_ok = merged["diff"].notna()
     unpaired = (~paired_ok).groupby([merged[k] for k in keys], sort=False).sum()
     present = merged[paired_ok]
@@ -268,9 +292,8 @@ def _summarise_pairs(merged: pd.DataFrame, keys: list[str], resamples: int, seed
         table[c] = table[c].fillna(0).astype(int)
     table["unpaired"] = unpaired.astype(int)
     table = table.reset_index()
-    key_rows, groups = _split_sorted(present, keys, "diff")
-    low, high = _bootstrap_ci(groups, resamples, seed)
-    return table.merge(key_rows.assign(ci_low=low, ci_high=high), on=keys, how="left")
+    cis = _bootstrap_ci(present, keys, "diff", universe, resamples, seed)
+    return table.merge(cis, on=keys, how="left")
 
 
 def paired_effects(scores: pd.DataFrame, *, direct: str = "direct", specialized: str = "specialized",
@@ -283,7 +306,7 @@ def paired_effects(scores: pd.DataFrame, *, direct: str = "direct", specialized:
     both = _with_mean_runs(scores)
     merged = _pair(both, ["model", "harness"], "workflow", direct, specialized)
     keys = ["model", "harness", "judge", "run"]
-    table = _summarise_pairs(merged, keys, resamples, seed)
+    table = _summarise_pairs(merged, keys, _task_universe(scores), resamples, seed)
     return _run_order(table[[*PAIRED_COLUMNS, "unpaired"]], keys)
 
 
@@ -309,7 +332,8 @@ def harness_effects(scores: pd.DataFrame, *, harnesses: Sequence[str] | None = N
     if not parts:
         return pd.DataFrame(columns=[*HARNESS_COLUMNS, "unpaired"])
     keys = ["model", "workflow", "harness_a", "harness_b", "judge", "run"]
-    table = _summarise_pairs(pd.concat(parts, ignore_index=True), keys, resamples, seed)
+    table = _summarise_pairs(pd.concat(parts, ignore_index=True), keys, _task_universe(scores),
+                             resamples, seed)
     return _run_order(table[[*HARNESS_COLUMNS, "unpaired"]], keys)
 
 
@@ -536,6 +560,7 @@ def weight_sensitivity(scores: pd.DataFrame, *, elo: pd.Series | None = None, ju
     it is a property of the effect)."""
     chosen = judge if judge is not None else sorted(scores["judge"].unique())[0]
     base = scores[scores["judge"] == chosen]
+    universe = _task_universe(scores)
     variants = dict(variants) if variants is not None else weight_variants()
     keep = ["configuration", "model", "harness", "workflow", "task_id", "gate_passed", "cap", *AXES]
     work = base[keep].copy()
@@ -579,13 +604,15 @@ def weight_sensitivity(scores: pd.DataFrame, *, elo: pd.Series | None = None, ju
     for (model, harness), block in diffs.groupby(["model", "harness"], sort=True):
         d_axes = block[list(AXES)].mean()
         cross = sign_change_editability(d_axes)
-        groups = [block[c].to_numpy(float) for c in vcols]
-        low, high = _bootstrap_ci(groups, resamples, seed)
-        for i, name in enumerate(variants):
+        long = block.melt(id_vars=["task_id"], value_vars=vcols, var_name="_v", value_name="_d")
+        cis = _bootstrap_ci(long, ["_v"], "_d", universe, resamples, seed).set_index("_v")
+        for name in variants:
+            col = f"s::{name}"
+            low, high = cis.loc[col, "ci_low"], cis.loc[col, "ci_high"]
             eff_rows.append({
                 "variant": name, "model": model, "harness": harness,
-                "delta": float(groups[i].mean()), "ci_low": low[i], "ci_high": high[i],
-                "ci_contains_zero": bool(low[i] <= 0 <= high[i]),
+                "delta": float(block[col].mean()), "ci_low": low, "ci_high": high,
+                "ci_contains_zero": bool(low <= 0 <= high),
                 "sign_change_w_editability": cross,
                 "n": len(block), "capped_tasks": int(block["_capped"].sum()),
             })

@@ -1,0 +1,204 @@
+"""REST API: annotators touch only their own leases and votes; coordinators read and create studies."""
+import json
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from corpus.permissions import role_permission
+from corpus.roles import ANNOTATOR, COORDINATOR, RESEARCHER
+from corpus.tables import render_table
+
+from . import selectors, services
+from .models import Study
+
+IsAnnotator = role_permission(ANNOTATOR)
+IsCoordinator = role_permission(COORDINATOR)
+IsStudyReader = role_permission(COORDINATOR, RESEARCHER)
+
+
+def _error(error: services.AnnotationError) -> Response:
+    return Response({"detail": error.detail}, status=error.status)
+
+
+class AnnotatorApi(APIView):
+    """Base: JSON only (no browsable pages that could echo more than the payload)."""
+
+    permission_classes = [IsAnnotator]
+    renderer_classes = [JSONRenderer]
+
+    def study(self, request):
+        return selectors.study_for_annotator(user=request.user)
+
+
+class ItemNextApi(AnnotatorApi):
+    class OutputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "AnnotateNextOutput"
+
+        state = serializers.ChoiceField(choices=["item", "done", "none", "paused"])
+        item = serializers.DictField(required=False)
+        summary = serializers.DictField(required=False)
+        detail = serializers.CharField(required=False)
+
+    @extend_schema(request=None, responses={200: OutputSerializer})
+    def post(self, request):
+        study = self.study(request)
+        if study is None:
+            return Response({"state": "none", "detail": "You are not assigned to a study yet."})
+        try:
+            lease = services.item_next(study=study, annotator=request.user)
+        except services.StudyUnavailable as error:
+            return Response({"state": "paused", "detail": error.detail})
+        if lease is None:
+            return Response({"state": "done", "summary": selectors.annotator_summary(study=study, user=request.user)})
+        return Response({"state": "item", "item": selectors.lease_payload(lease=lease)})
+
+
+class ComparisonSubmitApi(AnnotatorApi):
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "AnnotateSubmitInput"
+
+        token = serializers.CharField(max_length=64)
+        outcome = serializers.CharField(max_length=20)
+        reason = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
+        dwell_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True)
+        decision_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True)
+
+    @extend_schema(request=InputSerializer, responses={200: dict})
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            vote = services.comparison_submit(annotator=request.user, **data.validated_data)
+        except services.AnnotationError as error:
+            return _error(error)
+        progress = selectors.annotator_progress(study=vote.study, user=request.user)
+        return Response({"stored": True, "counted": vote.counted, "outcome": vote.outcome, "progress": progress})
+
+
+class LeaseSkipApi(AnnotatorApi):
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "AnnotateSkipInput"
+
+        token = serializers.CharField(max_length=64)
+        reason = serializers.CharField(max_length=2000, allow_blank=True)
+
+    @extend_schema(request=InputSerializer, responses={200: dict})
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            services.lease_skip(annotator=request.user, **data.validated_data)
+        except services.AnnotationError as error:
+            return _error(error)
+        return Response({"skipped": True})
+
+
+class ComparisonUndoApi(AnnotatorApi):
+    @extend_schema(request=None, responses={200: dict})
+    def post(self, request):
+        study = self.study(request)
+        if study is None:
+            return Response({"detail": "You are not assigned to a study yet."}, status=status.HTTP_409_CONFLICT)
+        try:
+            lease = services.comparison_undo(study=study, annotator=request.user)
+        except services.AnnotationError as error:
+            return _error(error)
+        return Response({"state": "item", "item": selectors.lease_payload(lease=lease)})
+
+
+class SessionSummaryApi(AnnotatorApi):
+    @extend_schema(responses={200: dict})
+    def get(self, request):
+        study = self.study(request)
+        if study is None:
+            return Response({"detail": "You are not assigned to a study yet."}, status=status.HTTP_404_NOT_FOUND)
+        return Response(selectors.annotator_summary(study=study, user=request.user))
+
+
+# --- coordinators -------------------------------------------------------------------------------
+class StudyOutputSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "Study"
+
+    name = serializers.CharField()
+    description = serializers.CharField()
+    status = serializers.CharField()
+    configurations = serializers.SerializerMethodField()
+    target_per_pair = serializers.IntegerField()
+    overlap_rate = serializers.FloatField()
+    seed = serializers.IntegerField()
+    include_gate_failed = serializers.BooleanField()
+    require_reason_decisive = serializers.BooleanField()
+    min_dwell_ms = serializers.IntegerField()
+    lease_seconds = serializers.IntegerField()
+    quota_per_annotator = serializers.IntegerField()
+    annotators = serializers.SerializerMethodField()
+    created_at = serializers.DateTimeField()
+
+    def get_configurations(self, study) -> list[str]:
+        return [c.slug for c in selectors.study_configurations(study)]
+
+    def get_annotators(self, study) -> list[str]:
+        return list(study.annotators.order_by("username").values_list("username", flat=True))
+
+
+class StudyListApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "StudyCreateInput"
+
+        name = serializers.SlugField(max_length=80)
+        description = serializers.CharField(required=False, allow_blank=True, default="")
+        configurations = serializers.ListField(child=serializers.CharField(), min_length=2)
+        figures = serializers.ListField(child=serializers.CharField(), required=False)
+        target_per_pair = serializers.IntegerField(min_value=1, default=20)
+        overlap_rate = serializers.FloatField(min_value=0, max_value=1, default=0.05)
+        seed = serializers.IntegerField(default=0)
+        include_gate_failed = serializers.BooleanField(default=True)
+        require_reason_decisive = serializers.BooleanField(default=False)
+        min_dwell_ms = serializers.IntegerField(min_value=0, default=3000)
+        lease_seconds = serializers.IntegerField(min_value=30, default=900)
+        quota_per_annotator = serializers.IntegerField(min_value=1, default=50)
+
+    def get_permissions(self):
+        return [(IsCoordinator if self.request.method == "POST" else IsStudyReader)()]
+
+    @extend_schema(responses={200: StudyOutputSerializer(many=True)})
+    def get(self, request):
+        return Response(StudyOutputSerializer(selectors.study_list(), many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={201: StudyOutputSerializer})
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            study = services.study_create(**data.validated_data)
+        except ValueError as error:
+            return Response({"detail": str(error)}, status=400)
+        return Response(StudyOutputSerializer(study).data, status=201)
+
+
+class StudyDetailApi(APIView):
+    permission_classes = [IsStudyReader]
+
+    @extend_schema(responses={200: StudyOutputSerializer})
+    def get(self, request, name: str):
+        return Response(StudyOutputSerializer(get_object_or_404(Study, name=name)).data)
+
+
+class StudyCoverageApi(APIView):
+    permission_classes = [IsStudyReader]
+
+    @extend_schema(responses={200: dict})
+    def get(self, request, name: str):
+        study = get_object_or_404(Study, name=name)
+        frame = selectors.coverage_frame(study=study.name)
+        payload = json.loads(render_table(frame, "json", name="coverage"))
+        return Response({"study": study.name, "columns": payload["columns"], "rows": payload["rows"]})

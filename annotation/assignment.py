@@ -1,0 +1,62 @@
+"""The assignment rules of a comparison study, over plain data. Pure: no Django.
+
+services.item_next gathers counts from the database and asks these functions what to serve.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from typing import Hashable, Iterable, Mapping, Sequence
+
+
+def seeded_rank(seed: int, *key: Hashable) -> str:
+    """A stable pseudo-random tie-breaker: the same (seed, key) always ranks the same."""
+    return hashlib.sha256(repr((seed,) + tuple(key)).encode()).hexdigest()
+
+
+Pair = tuple[int, int]
+
+
+def pairs_by_need(pairs: Sequence[Pair], counts: Mapping[Pair, int], *, target: int, seed: int) -> list[Pair]:
+    """Pairs furthest below their target first (largest deficit); seeded order among equals.
+
+    Pairs at or above target follow, least covered first, so a study past its targets keeps spreading.
+    """
+    return sorted(pairs, key=lambda p: (counts.get(p, 0) - target, seeded_rank(seed, "pair", p)))
+
+
+def figures_by_use(candidates: Iterable[int], uses: Mapping[int, int], *, seed: int, pair: Pair) -> list[int]:
+    """Candidate figures, fewest uses in the study first; ties broken by a seeded order per pair."""
+    return sorted(candidates, key=lambda f: (uses.get(f, 0), seeded_rank(seed, "figure", pair, f)))
+
+
+@dataclass(frozen=True)
+class SideCounts:
+    """How often x was shown on the left (x_left) or on the right (y_left)."""
+
+    x_left: int = 0
+    y_left: int = 0
+
+    @property
+    def balance(self) -> int:
+        return self.x_left - self.y_left
+
+
+def left_is_x(*, annotator_pair: SideCounts, pair: SideCounts, annotator: SideCounts, seed: int, key: Hashable) -> bool:
+    """Counterbalance sides: put x on the left when it has been there less often.
+
+    First for this annotator and this pair, then for the pair over all annotators, then for this
+    annotator over all pairs; only a perfect tie at every level falls to a seeded (not random) choice.
+    """
+    for counts in (annotator_pair, pair, annotator):
+        if counts.balance != 0:
+            return counts.balance < 0
+    return int(seeded_rank(seed, "side", key)[-1], 16) % 2 == 0
+
+
+def overlap_due(*, served: int, overlap_served: int, rate: float) -> bool:
+    """Draw overlap items on purpose: the n-th item is an overlap item when floor(rate·n) says one is due."""
+    if rate <= 0:
+        return False
+    return overlap_served < math.floor(rate * (served + 1) + 1e-9)

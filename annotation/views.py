@@ -1,0 +1,123 @@
+"""Pages: the blinded comparison screen, its per-lease images, the coordinator's studies and dashboard."""
+from django import forms
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.views.generic import TemplateView, View
+
+from agents import selectors as agent_selectors
+from corpus.permissions import RoleRequiredMixin
+from corpus.roles import ANNOTATOR, COORDINATOR, RESEARCHER, user_has_role
+
+from . import selectors, services
+from .models import Lease, Study
+
+
+class AnnotateView(RoleRequiredMixin, TemplateView):
+    """The comparison screen. Everything item-specific arrives through the annotator API."""
+
+    roles = (ANNOTATOR,)
+    template_name = "annotation/annotate.html"
+
+    def get(self, request, *args, **kwargs):
+        response = super().get(request, *args, **kwargs)
+        response["Cache-Control"] = "private, no-store"
+        return response
+
+
+class LeaseImageView(RoleRequiredMixin, View):
+    """/annotate/img/<token>/<source|a|b>: only the lease's annotator, re-encoded PNG, never cached."""
+
+    roles = (ANNOTATOR,)
+
+    def get(self, request, token: str, side: str):
+        if side not in selectors.IMAGE_SIDES:
+            raise Http404("no such image")
+        lease = selectors.lease_owned(token=token, user=request.user)
+        if lease is None or lease.state not in (Lease.State.OPEN, Lease.State.SUBMITTED):
+            raise Http404("no such image")
+        response = HttpResponse(selectors.lease_image(lease=lease, side=side), content_type="image/png")
+        response["Cache-Control"] = "private, no-store"
+        return response
+
+
+class StudyForm(forms.Form):
+    name = forms.SlugField(max_length=80)
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    configurations = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
+    target_per_pair = forms.IntegerField(min_value=1, initial=20)
+    overlap_rate = forms.FloatField(min_value=0, max_value=1, initial=0.05)
+    seed = forms.IntegerField(initial=0)
+    quota_per_annotator = forms.IntegerField(min_value=1, initial=50, label="items per annotator")
+    min_dwell_ms = forms.IntegerField(min_value=0, initial=3000, label="minimum dwell (ms)")
+    lease_seconds = forms.IntegerField(min_value=30, initial=900)
+    include_gate_failed = forms.BooleanField(required=False, initial=True, label="include gate-failed artifacts")
+    require_reason_decisive = forms.BooleanField(required=False, initial=False, label="require a reason for decisive votes")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        choices = [(c.slug, f"{c.label} ({c.slug})") for c in agent_selectors.configuration_list()]
+        self.fields["configurations"].choices = choices
+        self.fields["configurations"].initial = [slug for slug, _ in choices]
+
+
+def annotator_users():
+    return get_user_model().objects.filter(groups__name=ANNOTATOR).order_by("username")
+
+
+class CoordinateView(RoleRequiredMixin, TemplateView):
+    roles = (COORDINATOR, RESEARCHER)
+    template_name = "annotation/coordinate.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["studies"] = selectors.study_list().prefetch_related("configurations", "annotators")
+        context.setdefault("form", StudyForm())
+        return context
+
+    def post(self, request):
+        if not user_has_role(request.user, COORDINATOR):
+            raise PermissionDenied("only coordinators change studies")
+        form = StudyForm(request.POST)
+        if form.is_valid():
+            data = dict(form.cleaned_data)
+            try:
+                study = services.study_create(**data)
+            except ValueError as error:
+                form.add_error(None, str(error))
+            else:
+                messages.success(request, f"Study {study.name} created.")
+                return redirect("annotation:study-dashboard", name=study.name)
+        return self.render_to_response(self.get_context_data(form=form))
+
+
+class StudyDashboardView(RoleRequiredMixin, TemplateView):
+    roles = (COORDINATOR, RESEARCHER)
+    template_name = "annotation/dashboard.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        study = get_object_or_404(Study, name=self.kwargs["name"])
+        assigned = set(study.annotators.values_list("pk", flat=True))
+        context.update(study=study, board=selectors.study_dashboard(study=study),
+                       users=[(u, u.pk in assigned) for u in annotator_users()], statuses=Study.Status.values)
+        return context
+
+    def post(self, request, name: str):
+        if not user_has_role(request.user, COORDINATOR):
+            raise PermissionDenied("only coordinators change studies")
+        study = get_object_or_404(Study, name=name)
+        action = request.POST.get("action")
+        if action == "status":
+            try:
+                services.study_status_set(study=study, status=request.POST.get("status", ""))
+                messages.success(request, f"Study {study.name} is now {study.status}.")
+            except ValueError as error:
+                messages.error(request, str(error))
+        elif action == "annotators":
+            ids = [int(pk) for pk in request.POST.getlist("annotators") if pk.isdigit()]
+            services.study_annotators_set(study=study, users=annotator_users().filter(pk__in=ids))
+            messages.success(request, f"{len(ids)} annotators assigned.")
+        return redirect("annotation:study-dashboard", name=study.name)

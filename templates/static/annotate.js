@@ -1,0 +1,243 @@
+// The blinded comparison screen. Talks only to /api/annotate/*; every item is an opaque token.
+(function () {
+  "use strict";
+  const $ = (sel) => document.querySelector(sel);
+  const $$ = (sel) => Array.from(document.querySelectorAll(sel));
+  const csrf = $("input[name=csrfmiddlewaretoken]").value;
+
+  const state = {
+    item: null, choice: null, loaded: 0, loadedAt: null, shownAt: null, firstChoiceAt: null,
+    dwellTimer: null, ready: false, busy: false, view: { s: 1, x: 0, y: 0 },
+  };
+
+  async function api(path, body) {
+    const response = await fetch("/api/annotate/" + path + "/", {
+      method: body === undefined ? "GET" : "POST",
+      credentials: "same-origin",
+      // The site-wide policy is no-referrer, under which browsers send "Origin: null" on POST and
+      // Django's CSRF origin check refuses it; same-origin keeps the Origin for our own server only.
+      referrerPolicy: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrf, "Accept": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    let data = {};
+    try { data = await response.json(); } catch (e) { /* empty body */ }
+    return { ok: response.ok, status: response.status, data };
+  }
+
+  function say(text, ok) {
+    const el = $("#status");
+    el.textContent = text || "";
+    el.classList.toggle("ok", !!ok);
+  }
+
+  // --- zoom and pan, the same transform on all three images -------------------------------------
+  function applyView() {
+    const v = state.view;
+    $$(".viewport img").forEach((img) => { img.style.transform = `translate(${v.x}px, ${v.y}px) scale(${v.s})`; });
+    $("#zoom-level").textContent = `zoom ${Math.round(v.s * 100)} %`;
+  }
+  function resetView() { state.view = { s: 1, x: 0, y: 0 }; applyView(); }
+  $$(".viewport").forEach((vp) => {
+    vp.addEventListener("wheel", (event) => {
+      event.preventDefault();
+      const rect = vp.getBoundingClientRect();
+      const px = event.clientX - rect.left, py = event.clientY - rect.top;
+      const v = state.view;
+      const factor = Math.exp(-event.deltaY * 0.0015);
+      const s = Math.min(12, Math.max(1, v.s * factor));
+      // keep the point under the cursor fixed
+      v.x = px - (px - v.x) * (s / v.s);
+      v.y = py - (py - v.y) * (s / v.s);
+      v.s = s;
+      if (s === 1) { v.x = 0; v.y = 0; }
+      applyView();
+    }, { passive: false });
+    let drag = null;
+    vp.addEventListener("pointerdown", (event) => {
+      drag = { x: event.clientX, y: event.clientY, vx: state.view.x, vy: state.view.y };
+      vp.setPointerCapture(event.pointerId);
+      vp.classList.add("dragging");
+    });
+    vp.addEventListener("pointermove", (event) => {
+      if (!drag) return;
+      state.view.x = drag.vx + (event.clientX - drag.x);
+      state.view.y = drag.vy + (event.clientY - drag.y);
+      applyView();
+    });
+    const end = () => { drag = null; vp.classList.remove("dragging"); };
+    vp.addEventListener("pointerup", end);
+    vp.addEventListener("pointercancel", end);
+  });
+  $$("button.fs").forEach((button) => button.addEventListener("click", () => {
+    const pane = document.querySelector(`.pane[data-side="${button.dataset.fs}"]`);
+    if (document.fullscreenElement) { document.exitFullscreen().catch(() => {}); }
+    else if (pane.requestFullscreen) { pane.requestFullscreen().catch(() => {}); }
+  }));
+  $("#zoom-reset").addEventListener("click", resetView);
+
+  // --- showing an item ------------------------------------------------------------------------
+  function auditTable(el, rows) {
+    el.replaceChildren(...rows.map(([key, value]) => {
+      const tr = document.createElement("tr");
+      const k = document.createElement("td"); k.textContent = key;
+      const v = document.createElement("td"); v.textContent = value === null ? "–" : String(value);
+      tr.append(k, v);
+      return tr;
+    }));
+  }
+
+  function setEnabled() {
+    const on = state.ready && !state.busy;
+    $$(".choice").forEach((b) => { b.disabled = !on; });
+    $("#submit").disabled = !on || !state.choice || state.choice === "tie";
+  }
+
+  function choose(choice) {
+    if (!state.ready || state.busy) return;
+    if (state.firstChoiceAt === null) state.firstChoiceAt = performance.now();
+    state.choice = choice;
+    $("#tie-kind").hidden = !(choice === "tie" || choice === "tie_success" || choice === "tie_failure");
+    $$(".choice").forEach((b) => b.classList.toggle("selected", b.dataset.choice === choice ||
+      (b.dataset.choice === "tie" && choice.startsWith("tie"))));
+    if (choice === "tie_success" || choice === "tie_failure") $("#reason").focus();
+    setEnabled();
+  }
+
+  function showItem(item) {
+    state.item = item;
+    state.choice = null; state.loaded = 0; state.loadedAt = null; state.firstChoiceAt = null; state.ready = false;
+    state.shownAt = performance.now();
+    clearInterval(state.dwellTimer);
+    $("#reason").value = "";
+    $("#tie-kind").hidden = true;
+    $$(".choice").forEach((b) => b.classList.remove("selected"));
+    $("#reason-hint").textContent = item.rules.reason_decisive ? "(required)" : "(optional for A / B, required for ties)";
+    $("#progress").textContent = `${item.progress.position} of ${item.progress.quota}`;
+    auditTable($("#audit-a"), item.audit_a);
+    auditTable($("#audit-b"), item.audit_b);
+    resetView();
+    $("#summary").hidden = true;
+    $("#work").hidden = false;
+    $("#wait").textContent = "loading images…";
+    setEnabled();
+    $$(".viewport img").forEach((img) => {
+      img.onload = () => {
+        state.loaded += 1;
+        if (state.loaded === 3) imagesLoaded();
+      };
+      img.onerror = () => say("an image failed to load; reload the page");
+      img.src = item.images[img.dataset.img];
+    });
+  }
+
+  function imagesLoaded() {
+    state.loadedAt = performance.now();
+    const min = state.item.rules.min_dwell_ms;
+    const tick = () => {
+      const left = min - (performance.now() - state.loadedAt);
+      if (left <= 0) {
+        clearInterval(state.dwellTimer);
+        state.ready = true;
+        $("#wait").textContent = "";
+        setEnabled();
+      } else {
+        $("#wait").textContent = `look closely… voting opens in ${Math.ceil(left / 1000)} s`;
+      }
+    };
+    tick();
+    if (!state.ready) state.dwellTimer = setInterval(tick, 200);
+  }
+
+  function showSummary(summary) {
+    $("#work").hidden = true;
+    $("#summary").hidden = false;
+    $("#progress").textContent = `${summary.votes} done`;
+    $("#summary-text").textContent = `You compared ${summary.votes} pairs and skipped ${summary.skipped}.` +
+      (summary.median_dwell_s !== null ? ` Median time per pair: ${summary.median_dwell_s} s.` : "");
+    const labels = { a: "A better", b: "B better", tie_success: "tie — shared success", tie_failure: "tie — shared failure" };
+    $("#summary-table").replaceChildren(...Object.entries(summary.outcomes).map(([k, n]) => {
+      const tr = document.createElement("tr");
+      tr.innerHTML = "<td></td><td></td>";
+      tr.children[0].textContent = labels[k]; tr.children[1].textContent = n;
+      return tr;
+    }));
+  }
+
+  async function next() {
+    const { ok, data } = await api("next", {});
+    if (!ok) { say(data.detail || "could not fetch the next item"); return; }
+    if (data.state === "item") showItem(data.item);
+    else if (data.state === "done") showSummary(data.summary);
+    else { $("#work").hidden = true; say(data.detail || "nothing to compare right now"); }
+  }
+
+  async function submit() {
+    if (!state.ready || state.busy || !state.choice || state.choice === "tie") {
+      if (state.choice === "tie") say("a tie is a shared success (S) or a shared failure (F)");
+      return;
+    }
+    const reason = $("#reason").value.trim();
+    const needReason = state.choice.startsWith("tie") || state.item.rules.reason_decisive;
+    if (needReason && !reason) { say("please write a short reason"); $("#reason").focus(); return; }
+    const now = performance.now();
+    state.busy = true; setEnabled();
+    const { ok, status, data } = await api("submit", {
+      token: state.item.token, outcome: state.choice, reason,
+      dwell_ms: Math.round(now - state.loadedAt), decision_ms: Math.round((state.firstChoiceAt || now) - state.shownAt),
+    });
+    state.busy = false;
+    if (ok) { say("vote stored", true); $("#reason").blur(); await next(); return; }
+    say(data.detail || `vote refused (${status})`);
+    if (status === 409 || status === 403 || status === 404) await next(); else setEnabled();
+  }
+
+  async function undo() {
+    if (state.busy) return;
+    state.busy = true;
+    const { ok, data } = await api("undo", {});
+    state.busy = false;
+    if (ok) { say("last vote withdrawn: vote again", true); showItem(data.item); }
+    else say(data.detail || "nothing to undo");
+  }
+
+  async function skip() {
+    const reason = $("#skip-reason").value.trim();
+    if (!reason) { say("say briefly why you skip"); $("#skip-reason").focus(); return; }
+    const { ok, data } = await api("skip", { token: state.item.token, reason });
+    $("#skip-reason").value = ""; $("#skip-box").hidden = true;
+    if (ok) { await next(); say("item skipped", true); } else say(data.detail || "could not skip");
+  }
+
+  // --- controls -------------------------------------------------------------------------------
+  $$(".choice").forEach((b) => b.addEventListener("click", () => choose(b.dataset.choice)));
+  $("#submit").addEventListener("click", submit);
+  $("#undo").addEventListener("click", undo);
+  $("#skip-open").addEventListener("click", () => { $("#skip-box").hidden = !$("#skip-box").hidden; if (!$("#skip-box").hidden) $("#skip-reason").focus(); });
+  $("#skip-confirm").addEventListener("click", skip);
+  $("#show-instructions").addEventListener("click", () => { $("#instructions").hidden = !$("#instructions").hidden; });
+  $("#start").addEventListener("click", () => { $("#instructions").hidden = true; try { localStorage.setItem("refig-instructions-seen", "1"); } catch (e) { /* private mode */ } if (!state.item) next(); });
+
+  const KEYS = { "1": "a", "2": "b", "3": "tie", "s": "tie_success", "f": "tie_failure" };
+  document.addEventListener("keydown", (event) => {
+    const typing = event.target.closest && event.target.closest("textarea, input, select, [contenteditable]");
+    if (typing) {
+      if (event.key === "Escape") { event.target.blur(); event.preventDefault(); }
+      else if (event.key === "Enter" && !event.shiftKey && event.target.id === "reason") { event.preventDefault(); submit(); }
+      else if (event.key === "Enter" && event.target.id === "skip-reason") { event.preventDefault(); skip(); }
+      return;
+    }
+    if (event.ctrlKey || event.metaKey || event.altKey || $("#work").hidden) return;
+    const key = event.key.toLowerCase();
+    if (key in KEYS) {
+      if ((key === "s" || key === "f") && !(state.choice || "").startsWith("tie")) return;
+      event.preventDefault(); choose(KEYS[key]);
+    } else if (event.key === "Enter") { event.preventDefault(); submit(); }
+    else if (key === "u") { event.preventDefault(); undo(); }
+    else if (key === "0") { event.preventDefault(); resetView(); }
+  });
+
+  let seen = false;
+  try { seen = localStorage.getItem("refig-instructions-seen") === "1"; } catch (e) { /* private mode */ }
+  if (seen) next(); else $("#instructions").hidden = false;
+})();

@@ -1,0 +1,258 @@
+"""Studies, the assignment engine, votes, undo, tables, export and import."""
+import io
+import json
+from datetime import timedelta
+
+import pandas as pd
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.utils import timezone
+
+from annotation import selectors, services
+from annotation.models import Comparison, Lease, Study
+from tests.annotation.data import SLUGS, annotator, build_corpus
+
+pytestmark = pytest.mark.django_db
+
+
+def make_study(**settings):
+    figs, configs, artifacts = build_corpus(figures=settings.pop("figures", 6), failed=settings.pop("failed", ()))
+    settings.setdefault("min_dwell_ms", 0)
+    study = services.study_create(name=settings.pop("name", "pilot"), configurations=SLUGS, **settings)
+    return study, figs, configs
+
+
+def vote(study, user, outcome="a", reason="clearer arrows", dwell_ms=5000):
+    lease = services.item_next(study=study, annotator=user)
+    return lease, services.comparison_submit(token=lease.token, annotator=user, outcome=outcome, reason=reason, dwell_ms=dwell_ms)
+
+
+def test_study_create_validates_configurations():
+    build_corpus(figures=1)
+    with pytest.raises(ValueError, match="unknown configurations: nope"):
+        services.study_create(name="s", configurations=["cfg-alpha-direct", "nope"])
+    with pytest.raises(ValueError, match="at least two"):
+        services.study_create(name="s", configurations=["cfg-alpha-direct"])
+    study = services.study_create(name="s", configurations=SLUGS, target_per_pair=7)
+    assert [c.slug for c in selectors.study_configurations(study)] == list(SLUGS)
+    with pytest.raises(ValueError, match="exists already"):
+        services.study_create(name="s", configurations=SLUGS)
+
+
+def test_study_resolve():
+    with pytest.raises(LookupError, match="no study yet"):
+        selectors.study_resolve(study=None)
+    study, *_ = make_study()
+    assert selectors.study_resolve(study=None) == study
+    with pytest.raises(LookupError, match="no study named 'x'"):
+        selectors.study_resolve(study="x")
+    Study.objects.create(name="second")
+    with pytest.raises(LookupError, match="several studies"):
+        selectors.study_resolve(study=None)
+
+
+def test_open_lease_is_returned_again_on_reload():
+    study, *_ = make_study()
+    user = annotator()
+    first = services.item_next(study=study, annotator=user)
+    again = services.item_next(study=study, annotator=user)
+    assert first.pk == again.pk and len(first.token) >= 30
+    assert Lease.objects.filter(annotator=user, state="open").count() == 1
+
+
+def test_pairs_are_covered_evenly_and_sides_counterbalanced():
+    study, *_ = make_study(target_per_pair=2, overlap_rate=0)
+    user = annotator()
+    pairs, sides = [], {}
+    for _ in range(12):
+        lease, _ = vote(study, user)
+        key = (lease.item.config_x_id, lease.item.config_y_id)
+        pairs.append(key)
+        sides.setdefault(key, []).append(lease.left_is_x)
+    # 6 pairs: the first six items cover each pair once, the next six once more
+    assert len(set(pairs[:6])) == 6 and len(set(pairs[6:])) == 6
+    # per pair and annotator: x was on the left once and on the right once
+    assert all(sorted(s) == [False, True] for s in sides.values())
+    # never the same figure twice for the same pair and annotator
+    seen = [(l.item.figure_id, l.item.config_x_id, l.item.config_y_id) for l in Lease.objects.filter(annotator=user)]
+    assert len(seen) == len(set(seen))
+
+
+def test_figures_are_spread_evenly():
+    study, figs, _ = make_study(figures=6, overlap_rate=0)
+    user = annotator()
+    for _ in range(6):
+        vote(study, user)
+    used = [l.item.figure_id for l in Lease.objects.filter(annotator=user)]
+    assert sorted(used) == sorted(f.pk for f in figs)
+
+
+def test_gate_failed_artifacts_are_a_study_setting():
+    figs, configs, _ = build_corpus(figures=2, configurations=SLUGS[:2], failed=(("cfg-alpha-direct", 0),))
+    excluded = services.study_create(name="strict", configurations=SLUGS[:2], include_gate_failed=False, min_dwell_ms=0)
+    user = annotator()
+    lease, _ = vote(excluded, user)
+    assert lease.item.figure == figs[1]
+    assert services.item_next(study=excluded, annotator=user) is None  # nothing else eligible
+    included = services.study_create(name="all", configurations=SLUGS[:2], min_dwell_ms=0)
+    served = {vote(included, user)[0].item.figure_id for _ in range(2)}
+    assert served == {figs[0].pk, figs[1].pk}
+
+
+def test_two_annotators_get_different_items_and_overlap_is_drawn_on_purpose():
+    study, *_ = make_study(overlap_rate=0.5)
+    one, two = annotator("ann-one"), annotator("ann-two")
+    lease_one = services.item_next(study=study, annotator=one)
+    lease_two = services.item_next(study=study, annotator=two)
+    assert lease_one.item_id != lease_two.item_id
+    services.comparison_submit(token=lease_one.token, annotator=one, outcome="a", dwell_ms=5000)
+    services.comparison_submit(token=lease_two.token, annotator=two, outcome="b", dwell_ms=5000)
+    # second item of each annotator is an overlap item (rate 0.5): the other's item
+    overlap_one = services.item_next(study=study, annotator=one)
+    assert overlap_one.is_overlap and overlap_one.item_id == lease_two.item_id
+    # the same configuration preferred: "b" again when shown on the same sides, "a" when swapped
+    same_sides = overlap_one.left_is_x == lease_two.left_is_x
+    services.comparison_submit(token=overlap_one.token, annotator=one, outcome="b" if same_sides else "a", dwell_ms=5000)
+    labels = selectors.overlap_labels_frame(study="pilot")
+    assert set(labels["item_id"]) == {lease_two.item_id} and len(labels) == 2
+    # labels align to the item's configurations x / y, not to display sides, so they agree
+    expected = "right" if lease_two.left_is_x else "left"
+    assert list(labels["label"]) == [expected, expected]
+
+
+def test_submit_is_idempotent_and_refuses_foreign_and_expired_leases():
+    study, *_ = make_study(min_dwell_ms=3000)
+    one, two = annotator("ann-one"), annotator("ann-two")
+    lease = services.item_next(study=study, annotator=one)
+    with pytest.raises(services.LeaseForeign, match="another annotator"):
+        services.comparison_submit(token=lease.token, annotator=two, outcome="a")
+    with pytest.raises(services.VoteInvalid, match="reason is required"):
+        services.comparison_submit(token=lease.token, annotator=one, outcome="tie_success")
+    with pytest.raises(services.VoteInvalid, match="outcome must be"):
+        services.comparison_submit(token=lease.token, annotator=one, outcome="x")
+    first = services.comparison_submit(token=lease.token, annotator=one, outcome="a", dwell_ms=1000)
+    second = services.comparison_submit(token=lease.token, annotator=one, outcome="b", dwell_ms=9000)
+    assert first.pk == second.pk and Comparison.objects.count() == 1
+    assert first.counted is False  # below the minimum dwell: stored, not counted
+    expiring = services.item_next(study=study, annotator=one)
+    Lease.objects.filter(pk=expiring.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    with pytest.raises(services.LeaseClosed, match="time ran out"):
+        services.comparison_submit(token=expiring.token, annotator=one, outcome="a", dwell_ms=5000)
+    with pytest.raises(services.LeaseNotFound):
+        services.comparison_submit(token="nope", annotator=one, outcome="a")
+    # the expired lease returns to the pool: the next call expires it and hands out a fresh lease
+    fresh = services.item_next(study=study, annotator=one)
+    assert fresh.pk != expiring.pk and Lease.objects.get(pk=expiring.pk).state == "expired"
+
+
+def test_undo_supersedes_and_keeps_both_records():
+    study, *_ = make_study()
+    user = annotator()
+    lease, original = vote(study, user, outcome="a")
+    pending = services.item_next(study=study, annotator=user)
+    reopened = services.comparison_undo(study=study, annotator=user)
+    assert reopened.pk == lease.pk and reopened.state == "open"
+    assert Lease.objects.get(pk=pending.pk).state == "released"
+    assert services.item_next(study=study, annotator=user).pk == lease.pk
+    withdrawal = Comparison.objects.get(supersedes=original)
+    assert withdrawal.withdrawn and Comparison.objects.get(pk=original.pk).superseded
+    assert selectors.comparisons_frame(study="pilot").empty
+    revised = services.comparison_submit(token=lease.token, annotator=user, outcome="tie_failure", reason="both miss arrows", dwell_ms=4000)
+    assert revised.supersedes_id == withdrawal.pk and Comparison.objects.count() == 3
+    frame = selectors.comparisons_frame(study="pilot")
+    assert list(frame["outcome"]) == ["tie_failure"]
+    with pytest.raises(services.LeaseClosed, match="no vote to undo"):
+        services.comparison_undo(study=study, annotator=annotator("ann-two"))
+
+
+def test_skip_releases_the_item_and_paused_studies_hand_out_nothing():
+    study, *_ = make_study()
+    user = annotator()
+    lease = services.item_next(study=study, annotator=user)
+    with pytest.raises(services.VoteInvalid):
+        services.lease_skip(token=lease.token, annotator=user, reason=" ")
+    services.lease_skip(token=lease.token, annotator=user, reason="image unreadable")
+    assert Lease.objects.get(pk=lease.pk).state == "skipped"
+    assert services.item_next(study=study, annotator=user).item_id != lease.item_id
+    services.study_status_set(study=study, status="paused")
+    with pytest.raises(services.StudyUnavailable, match="paused"):
+        services.item_next(study=study, annotator=annotator("ann-two"))
+
+
+def test_quota_ends_the_session():
+    study, *_ = make_study(quota_per_annotator=2)
+    user = annotator()
+    vote(study, user)
+    vote(study, user, outcome="tie_success", reason="both fine")
+    assert services.item_next(study=study, annotator=user) is None
+    summary = selectors.annotator_summary(study=study, user=user)
+    assert summary["votes"] == 2 and summary["outcomes"]["tie_success"] == 1
+
+
+def test_comparisons_and_coverage_tables():
+    study, figs, configs = make_study(target_per_pair=3, overlap_rate=0)
+    user = annotator()
+    lease, cmp_ = vote(study, user, outcome="b")
+    frame = selectors.comparisons_frame(study="pilot")
+    assert list(frame.columns[:15]) == ["comparison_id", "study", "task_id", "annotator", "config_a", "config_b", "left_config", "outcome",
+                                        "reason", "created_at", "dwell_ms", "render_sha256_a", "render_sha256_b", "audit_sha256_a", "audit_sha256_b"]
+    row = frame.iloc[0]
+    assert row["left_config"] == row["config_a"] and row["annotator"] == "ann-one" and row["outcome"] == "b"
+    assert row["render_sha256_a"] == cmp_.artifact_a.render_sha256 and len(row["audit_sha256_a"]) == 64
+    assert row["artifact_a_id"] == cmp_.artifact_a_id
+    pair = {row["config_a"], row["config_b"]}
+    assert row["matchup"] == ("within" if pair == {"cfg-alpha-direct", "cfg-alpha-specialized"} else "across")
+    coverage = selectors.coverage_frame(study="pilot")
+    assert len(coverage) == 6 and list(coverage.columns[:4]) == ["config_x", "config_y", "n", "target"]
+    assert coverage["n"].sum() == 1 and set(coverage["target"]) == {3}
+    assert coverage.iloc[0][["config_x", "config_y"]].tolist() == ["cfg-alpha-direct", "cfg-alpha-specialized"]
+
+
+def test_export_then_import_round_trip_and_errors(tmp_path):
+    study, *_ = make_study(overlap_rate=0)
+    user = annotator()
+    for outcome in ("a", "b", "tie_success"):
+        vote(study, user, outcome=outcome)
+    out = tmp_path / "cmp.csv"
+    call_command("export", "comparisons", study="pilot", format="csv", out=out, stderr=io.StringIO())
+    text = out.read_text()
+    assert text.splitlines()[0].startswith("comparison_id,study,task_id,annotator,config_a,config_b,left_config,outcome")
+    renamed = tmp_path / "other.csv"
+    frame = pd.read_csv(out, dtype=str, keep_default_na=False)
+    frame["study"], frame["comparison_id"] = "elsewhere", "copy-" + frame["comparison_id"]
+    frame.to_csv(renamed, index=False)
+    stdout = io.StringIO()
+    call_command("import_comparisons", renamed, no_progress=True, stdout=stdout, stderr=io.StringIO())
+    assert "created study elsewhere" in stdout.getvalue()
+    # comparison ids are kept: importing a second time (or the original file) changes nothing
+    call_command("import_comparisons", out, no_progress=True, stdout=io.StringIO(), stderr=io.StringIO())
+    assert Comparison.objects.count() == 6
+    copied = selectors.comparisons_frame(study="elsewhere")
+    original = selectors.comparisons_frame(study="pilot")
+    columns = ["task_id", "annotator", "config_a", "config_b", "left_config", "outcome", "reason", "created_at", "dwell_ms", "render_sha256_a", "audit_sha256_b"]
+    assert copied[columns].equals(original[columns])
+    json_out = tmp_path / "cmp.json"
+    call_command("export", "comparisons", study="pilot", format="json", out=json_out, stderr=io.StringIO())
+    assert len(json.loads(json_out.read_text())["rows"]) == 3
+
+    good = {"comparison_id": "ext-1", "study": "ext", "task_id": "task-fig-0001", "annotator": "someone", "config_a": "cfg-bravo-direct",
+            "config_b": "cfg-alpha-direct", "left_config": "cfg-bravo-direct", "outcome": "a", "reason": "", "created_at": "2025-01-02T03:04:05Z", "dwell_ms": 4200}
+    rows = [good, {**good, "comparison_id": "ext-2", "task_id": "task-nope"}, {**good, "comparison_id": "ext-3", "config_b": "cfg-zulu"},
+            {**good, "comparison_id": "ext-4", "outcome": "maybe"}, {**good, "comparison_id": "ext-5", "outcome": "b"}]
+    jsonl = tmp_path / "ext.jsonl"
+    jsonl.write_text("\n".join(json.dumps(r) for r in rows) + "\nnot json\n")
+    stderr = io.StringIO()
+    with pytest.raises(CommandError, match="4 rows rejected"):
+        call_command("import_comparisons", jsonl, no_progress=True, stdout=io.StringIO(), stderr=stderr)
+    errors = stderr.getvalue()
+    assert f"{jsonl}:2 task_id: unknown figure 'task-nope'" in errors
+    assert f"{jsonl}:3 config_b: unknown configuration 'cfg-zulu'" in errors
+    assert f"{jsonl}:4 outcome:" in errors and f"{jsonl}:6 line: not JSON" in errors
+    frame = selectors.comparisons_frame(study="ext")
+    assert sorted(frame["comparison_id"]) == ["ext-1", "ext-5"]
+    assert frame.iloc[0]["created_at"].startswith("2025-01-02T03:04:05")
+    ext = Study.objects.get(name="ext")
+    assert set(ext.configurations.values_list("slug", flat=True)) == {"cfg-alpha-direct", "cfg-bravo-direct"}
+    coverage = selectors.coverage_frame(study="ext")
+    assert coverage.loc[0, "n"] == 2
