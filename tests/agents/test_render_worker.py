@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker, pytes
 def test_audit_and_render_task_on_the_render_queue(run_root, settings):  # noqa: F811
     import_run(run_root)
     targets = list(Artifact.objects.exclude(pptx="").order_by("pk").values_list("pk", flat=True))
-    assert len(targets) == 3
+    assert len(targets) == 4
 
     def finished():
         return all(a.gate_passed is not None for a in Artifact.objects.filter(pk__in=targets))
