@@ -127,3 +127,18 @@ def economics_frame() -> pd.DataFrame:
 def configurations_table() -> pd.DataFrame:
     frame = configuration_frame().drop(columns=["position"])
     return frame.rename(columns={"slug": "configuration"})
+
+
+# The compact audit's display order (agents.pptx_audit.Audit.summary); stored summaries are JSON
+# objects, and PostgreSQL's jsonb does not keep key order, so readers order by this.
+AUDIT_SUMMARY_ORDER: tuple[str, ...] = (
+    "text boxes", "shapes", "lines", "connectors", "connectors attached", "groups", "pictures", "tables", "charts",
+    "largest picture share %", "picture coverage %",
+)
+
+
+def audit_summary_keys(*summaries: dict | None) -> list[str]:
+    """Keys of the given summaries in display order (known keys first, then any others sorted)."""
+    present = set().union(*(s or {} for s in summaries))
+    known = [k for k in AUDIT_SUMMARY_ORDER if k in present]
+    return known + sorted(present - set(AUDIT_SUMMARY_ORDER))

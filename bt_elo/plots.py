@@ -108,3 +108,21 @@ def paired_effects_plot(effects: pd.DataFrame, fmt: str = "png") -> bytes:
     axis.set_xlabel("Δ specialized − direct (points, 95 % paired bootstrap CI)")
     axis.set_title("Workflow effect per model")
     return _encode(figure, fmt)
+
+
+def judge_runs_plot(runs: pd.DataFrame, fmt: str = "png") -> bytes:
+    """Each configuration's mean under every judge run, with the ICC(2,1) across runs in the label."""
+    run_columns = [c for c in runs.columns if c.startswith("run_")] if not runs.empty else []
+    if not run_columns:
+        return _empty("No repeated judge runs yet", fmt)
+    figure, axis = plt.subplots(figsize=(max(6, 0.9 * len(runs)), 4))
+    x = np.arange(len(runs))
+    for offset, column in enumerate(run_columns):
+        axis.plot(x + (offset - (len(run_columns) - 1) / 2) * 0.12, runs[column], "o", label=column.replace("_", " "))
+    labels = [f"{c}\nICC {icc:.2f}" if np.isfinite(icc) else c for c, icc in zip(runs["configuration"] + " · " + runs["judge"].astype(str), runs["icc_2_1"])]
+    axis.set_xticks(x, labels, rotation=25, ha="right", fontsize=8)
+    axis.set_ylabel("configuration mean score")
+    axis.set_title("Judge run agreement: configuration means per run")
+    axis.legend(frameon=False)
+    axis.grid(axis="y", alpha=0.3)
+    return _encode(figure, fmt)

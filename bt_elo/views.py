@@ -48,7 +48,7 @@ class ResultsView(RoleRequiredMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         context["heading"] = "Automated scores"
         context["intro"] = "Final score s = g·min(Q, c); gate failures count 0 and stay in every mean; artifacts without a judge record are reported as missing. See also /results/elo and /results/agreement."
-        context["tables"] = _table_blocks(AUTOMATED_TABLES, _params(self.request), {"config-scores": "scores", "paired-effects": "paired-effects"})
+        context["tables"] = _table_blocks(AUTOMATED_TABLES, _params(self.request), {"config-scores": "scores", "paired-effects": "paired-effects", "judge-runs": "judge-runs"})
         return context
 
 
@@ -98,6 +98,8 @@ class PlotView(RoleRequiredMixin, View):
             body = plots.agreement_plot(selectors.agreement_margin_table(**p), _human_baseline(p["study"]), fmt)
         elif name == "scores":
             body = plots.score_distribution_plot(scoring_selectors.scores_frame(judge=p["judge"]), fmt)
+        elif name == "judge-runs":
+            body = plots.judge_runs_plot(scoring_selectors.judge_runs_table(judge=p["judge"]), fmt)
         elif name == "paired-effects":
             body = plots.paired_effects_plot(scoring_selectors.paired_effects_table(judge=p["judge"], run=p["run"]), fmt)
         else:

@@ -50,7 +50,7 @@ def configuration_create(slug: str, *, model: str, harness: str = "codex", workf
     return Configuration.objects.create(slug=slug, model=model, harness=harness, workflow=workflow, reasoning_effort="high", label=slug.upper(), position=position)
 
 
-SUMMARY = {"text boxes": 4, "shapes": 6, "lines": 0, "connectors": "3 (2 attached)", "groups": 1, "pictures": 0, "tables": 0, "charts": 0, "largest picture share": "0%", "picture coverage": "0%"}
+SUMMARY = {"text boxes": 4, "shapes": 6, "lines": 0, "connectors": 3, "connectors attached": 2, "groups": 1, "pictures": 0, "tables": 0, "charts": 0, "largest picture share %": 0.0, "picture coverage %": 0.0}
 
 
 def artifact_create(configuration: Configuration, figure: Figure, *, gate_passed: bool = True, cap: int = 100, reason: str = "") -> Artifact:

@@ -114,7 +114,8 @@ def test_results_pages_plots_and_live_leaderboard(study):
     assert png.status_code == 200 and png.content.startswith(b"\x89PNG")
     svg = client.get("/results/plot/agreement.svg?download=1")
     assert svg["Content-Type"] == "image/svg+xml" and b"<svg" in svg.content and "attachment" in svg["Content-Disposition"]
-    assert client.get("/results/plot/scores.png").status_code == 200
+    for plot in ("scores", "judge-runs", "paired-effects"):
+        assert client.get(f"/results/plot/{plot}.png").content.startswith(b"\x89PNG"), plot
     live = client.get("/results/elo/live.json?study=pilot").json()
     assert live["status"] == "ok" and [row["configuration"] for row in live["rows"]][0] == "cA"
     csv_body = client.get("/api/tables/elo/?format=csv&study=pilot").content.decode()
