@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from corpus import selectors as corpus_selectors
+from corpus.image_facts import file_sha256
 
 from . import pptx_audit, render
 from .configurations import ConfigurationSpec, parse_configurations
@@ -24,7 +24,6 @@ from .models import Artifact, Configuration
 from .runlog import parse_run_log
 
 CODE_FILES: tuple[tuple[str, str], ...] = (("output.py", "python"), ("output.js", "javascript"))
-HASH_CHUNK = 1 << 20
 
 
 class ConfigurationConflict(ValueError):
@@ -51,16 +50,8 @@ def configurations_declare(*, specs: Sequence[ConfigurationSpec]) -> list[Config
     return configurations
 
 
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(HASH_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _store_content_addressed(path: Path, *, prefix: str, extension: str) -> tuple[str, str]:
-    sha = _sha256_file(path)
+    sha = file_sha256(path)
     name = f"{prefix}/{sha[:2]}/{sha}{extension}"
     if not default_storage.exists(name):
         with open(path, "rb") as handle:
@@ -112,7 +103,7 @@ def _artifact_fields(task_dir: Path | None) -> dict:
         values["pptx_size"] = size
         if size > pptx_audit.DEFAULT_LIMITS.max_file_bytes:
             # Not copied: the gate fails on size alone, and storing it would cost the same as accepting it.
-            values.update(gate_passed=False, gate_reason="too_large", gate_detail=f"file of {size} bytes exceeds {pptx_audit.DEFAULT_LIMITS.max_file_bytes}", audit_passed=False, pptx_sha256=_sha256_file(pptx_path))
+            values.update(gate_passed=False, gate_reason="too_large", gate_detail=f"file of {size} bytes exceeds {pptx_audit.DEFAULT_LIMITS.max_file_bytes}", audit_passed=False, pptx_sha256=file_sha256(pptx_path))
         else:
             values["pptx"], values["pptx_sha256"] = _store_content_addressed(pptx_path, prefix="artifacts", extension=".pptx")
     for filename, language in CODE_FILES:
@@ -159,7 +150,7 @@ def artifacts_import(
             stored = existing.get(figure_id)
             if stored is not None:
                 pptx_path = task_dir / "output.pptx" if task_dir else None
-                now_sha = _sha256_file(pptx_path) if pptx_path and pptx_path.is_file() else ""
+                now_sha = file_sha256(pptx_path) if pptx_path and pptx_path.is_file() else ""
                 if now_sha != stored.pptx_sha256:
                     report.rejected.append(
                         f"{task_dir or config_dir / task_id}: output.pptx differs from the stored artifact "

@@ -11,6 +11,7 @@ from django.db import transaction
 
 from agents import selectors as agent_selectors
 from agents.models import Artifact, Configuration
+from corpus.manifest import RowError
 from corpus.protocol import RUBRIC_AXES
 
 from .judge_client import JudgeInputs, JudgeOutcome, JudgeSettings, make_client
@@ -131,50 +132,44 @@ class RecordImportReport:
         return f"{self.created} records imported, {self.unchanged} already stored, {len(self.rejected)} rejected"
 
 
-class LineError(ValueError):
-    def __init__(self, field: str, reason: str):
-        super().__init__(f"{field}: {reason}")
-        self.field, self.reason = field, reason
-
-
 def _import_record_line(text: str, *, artifacts: dict, rubric) -> bool:
     try:
         record = json.loads(text)
     except json.JSONDecodeError as error:
-        raise LineError("$", f"malformed JSON ({error.msg} at column {error.colno})") from error
+        raise RowError("$", f"malformed JSON ({error.msg} at column {error.colno})") from error
     if not isinstance(record, dict):
-        raise LineError("$", "expected a JSON object")
+        raise RowError("$", "expected a JSON object")
     for name in record:
         if name not in JUDGE_RECORD_FIELDS:
-            raise LineError(name, "unknown field")
+            raise RowError(name, "unknown field")
     for name in JUDGE_RECORD_FIELDS:
         if name not in record:
-            raise LineError(name, "missing field")
+            raise RowError(name, "missing field")
     for name in ("task_id", "configuration", "judge", "judge_family"):
         if not isinstance(record[name], str) or not record[name]:
-            raise LineError(name, "expected a non-empty string")
+            raise RowError(name, "expected a non-empty string")
     run = record["run"]
     if isinstance(run, bool) or not isinstance(run, int) or run < 1:
-        raise LineError("run", "expected a run number 1, 2, 3 …")
+        raise RowError("run", "expected a run number 1, 2, 3 …")
     reply_text = json.dumps({k: record[k] for k in ("score", "subscores", "major_errors", "minor_errors", "editability_assessment", "reason")})
     try:
         reply = validate_reply(reply_text, rubric)
     except JudgeReplyError as error:
-        raise LineError(error.field, error.reason) from error
+        raise RowError(error.field, error.reason) from error
     artifact = artifacts.get((record["configuration"], record["task_id"]))
     if artifact is None:
-        raise LineError("task_id", f"no artifact of configuration {record['configuration']!r} for task {record['task_id']!r}")
+        raise RowError("task_id", f"no artifact of configuration {record['configuration']!r} for task {record['task_id']!r}")
     try:
         judge_run = judge_run_ensure(judge=record["judge"], family=record["judge_family"], run=run, rubric_version=IMPORTED_RUBRIC, protocol="imported")
     except JudgeRunConflict as error:
-        raise LineError("judge_family", str(error)) from error
+        raise RowError("judge_family", str(error)) from error
     values = dict(status=JudgeRecord.Status.OK, rubric_version=judge_run.rubric_version, source="imported", raw_reply=reply_text, **_reply_fields(reply))
     existing = JudgeRecord.objects.filter(artifact=artifact, judge_run=judge_run).first()
     if existing is not None:
         if existing.status == JudgeRecord.Status.OK and all(getattr(existing, k) == values[k] for k in ("score", *RUBRIC_AXES)):
             return False
         if existing.status == JudgeRecord.Status.OK:
-            raise LineError("score", f"a different record for this artifact in {judge_run} is already stored; it is kept")
+            raise RowError("score", f"a different record for this artifact in {judge_run} is already stored; it is kept")
     JudgeRecord.objects.update_or_create(artifact=artifact, judge_run=judge_run, defaults=values)
     return True
 
@@ -193,7 +188,7 @@ def judge_records_import(*, path: Path, rubric_version: str = "refig-v1", on_lin
             try:
                 with transaction.atomic():
                     created = _import_record_line(text, artifacts=artifacts, rubric=rubric)
-            except LineError as error:
+            except RowError as error:
                 report.rejected.append(f"{path}:{number} {error.field}: {error.reason}")
                 continue
             report.created += created
@@ -212,12 +207,12 @@ def _pptbench_row(row: dict) -> dict:
         try:
             return kind(row[name])
         except (TypeError, ValueError) as error:
-            raise LineError(name, f"expected a number, got {row[name]!r}") from error
+            raise RowError(name, f"expected a number, got {row[name]!r}") from error
 
     if row["majority_gate"] not in ("True", "False"):
-        raise LineError("majority_gate", f"expected True or False, got {row['majority_gate']!r}")
+        raise RowError("majority_gate", f"expected True or False, got {row['majority_gate']!r}")
     if "__" not in row["candidate_id"]:
-        raise LineError("candidate_id", f"expected <model>__<effort>, got {row['candidate_id']!r}")
+        raise RowError("candidate_id", f"expected <model>__<effort>, got {row['candidate_id']!r}")
     return dict(
         majority_gate=row["majority_gate"] == "True", gate_count=number("gate_count", int),
         layout_score=number("layout_score"), text_score=number("text_score"),
@@ -241,7 +236,7 @@ def pptbench_scores_import(*, path: Path) -> RecordImportReport:
         for number, row in enumerate(reader, start=2):
             try:
                 values = _pptbench_row(row)
-            except LineError as error:
+            except RowError as error:
                 report.rejected.append(f"{path}:{number} {error.field}: {error.reason}")
                 continue
             slug = row["candidate_id"]
