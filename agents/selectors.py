@@ -13,6 +13,10 @@ ARTIFACT_AUDIT_COLUMNS = [
     "connectors", "connectors_attached", "groups", "pictures", "tables", "charts", "largest_picture_ratio",
     "picture_area_ratio", "capped",
 ]
+COUNT_COLUMNS = (
+    "slides", "text_boxes", "shapes", "lines", "connectors", "connectors_attached", "groups", "pictures", "tables",
+    "charts", "smartart", "ole_media", "alternate_content", "external_links", "cap",
+)
 EXTRA_AUDIT_COLUMNS = ["smartart", "ole_media", "alternate_content", "external_links", "cap", "render_ok", "gate_detail"]
 
 
@@ -89,7 +93,13 @@ def artifact_audit_frame(*, configuration: str | None = None) -> pd.DataFrame:
     fields = {"task_id": "figure__task_id", "configuration": "configuration__slug"}
     names = [c for c in ARTIFACT_AUDIT_COLUMNS + EXTRA_AUDIT_COLUMNS if c not in fields]
     rows = artifact_list(configuration=configuration).values_list(*fields.values(), *names)
-    return pd.DataFrame(list(rows), columns=list(fields) + names)[ARTIFACT_AUDIT_COLUMNS + EXTRA_AUDIT_COLUMNS]
+    frame = pd.DataFrame(list(rows), columns=list(fields) + names)[ARTIFACT_AUDIT_COLUMNS + EXTRA_AUDIT_COLUMNS]
+    # Counts stay integers even where an artifact never reached the audit (a missing file).
+    for column in COUNT_COLUMNS:
+        frame[column] = frame[column].astype("Int64")
+    for column in ("gate_passed", "capped", "render_ok"):
+        frame[column] = frame[column].astype("boolean")
+    return frame
 
 
 ECONOMICS_METRICS = ("turns", "tool_calls", "output_tokens", "total_tokens", "duration_seconds", "cost_usd")

@@ -4,7 +4,7 @@ from django.shortcuts import get_object_or_404
 from django.views.generic import TemplateView, View
 
 from corpus.permissions import RoleRequiredMixin
-from corpus.tables import table_frame
+from corpus.tables import frame_html, table_frame
 
 from . import selectors
 
@@ -27,12 +27,9 @@ class ConfigurationOverviewView(RoleRequiredMixin, TemplateView):
             })
         context["rows"] = rows
         context["reasons"] = selectors.gate_reason_counts()
-        context["pairs"] = selectors.configuration_pairs_frame().to_html(index=False, classes="data")
-        try:
-            context["structural"] = table_frame("structural-audit").to_html(index=False, classes="data", float_format="%.3f", na_rep="–")
-        except Exception:  # the scoring app registers it; absent in a partial install
-            context["structural"] = ""
-        context["economics"] = table_frame("economics").to_html(index=False, classes="data", float_format="%.2f", na_rep="–")
+        context["pairs"] = frame_html(selectors.configuration_pairs_frame())
+        context["structural"] = frame_html(table_frame("structural-audit"))
+        context["economics"] = frame_html(table_frame("economics"), decimals=2)
         return context
 
 

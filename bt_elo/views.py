@@ -8,7 +8,7 @@ from django.views.generic import TemplateView, View
 from agents import selectors as agent_selectors
 from corpus.permissions import RoleRequiredMixin
 from corpus.roles import COORDINATOR, RESEARCHER
-from corpus.tables import TABLES, table_frame
+from corpus.tables import TABLES, frame_html, table_frame
 from scoring import selectors as scoring_selectors
 
 from . import plots, selectors, services, tasks
@@ -30,7 +30,7 @@ def _table_blocks(names, params, plots_for=None) -> list[dict]:
             continue
         try:
             frame = table_frame(name, **params)
-            html = frame.to_html(index=False, classes="data", float_format="%.3f", na_rep="–")
+            html = frame_html(frame)
         except LookupError as error:
             html = f"<p>{error}</p>"
         block = {"name": name, "title": TABLES[name].title, "html": html, "query": query}

@@ -72,3 +72,8 @@ def register_corpus_tables() -> None:
 
     register_table("corpus-stats", selectors.corpus_stats, title="Corpus image statistics (Tables 1, 9)")
     register_table("corpus-fields", selectors.corpus_fields, title="Tasks and file sizes per field (Tables 1, 10)")
+
+
+def frame_html(frame: pd.DataFrame, *, decimals: int = 3) -> str:
+    """A table for the pages: floats rounded, missing values as an en dash."""
+    return frame.to_html(index=False, classes="data", float_format=lambda v: f"{v:.{decimals}f}", na_rep="–", escape=True)

@@ -5,7 +5,7 @@ from django.views.generic import DetailView, ListView, TemplateView, View
 
 from . import selectors, services
 from .permissions import RoleRequiredMixin
-from .tables import TABLES, table_frame
+from .tables import TABLES, frame_html, table_frame
 
 
 class FigureListView(RoleRequiredMixin, ListView):
@@ -48,7 +48,7 @@ class CorpusStatisticsView(RoleRequiredMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         context["heading"] = "Corpus statistics"
         context["tables"] = [
-            {"name": name, "title": TABLES[name].title, "html": table_frame(name).to_html(index=False, classes="data", float_format="%.3f", na_rep="–")}
+            {"name": name, "title": TABLES[name].title, "html": frame_html(table_frame(name))}
             for name in ("corpus-stats", "corpus-fields")
         ]
         return context
