@@ -10,7 +10,7 @@ from scoring.pptbench import (
     LEADERBOARD_COLUMNS, SEVERITY_WEIGHT, Finding, RoundResult, leaderboard, merge_rounds,
 )
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "pptbench"
+from tests.data.paths import PPTBENCH as DATA
 needs_data = pytest.mark.skipif(not (DATA / "scores.csv").exists(), reason="PPTBench copy not present")
 
 

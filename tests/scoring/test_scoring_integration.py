@@ -14,7 +14,7 @@ from tests.factories import artifact_create, configuration_create, figure_create
 from tests.scoring.judge_server import JudgeServer, reply_body
 
 pytestmark = pytest.mark.django_db
-PPTBENCH = Path(__file__).resolve().parents[3] / "shared" / "data" / "pptbench"
+from tests.data.paths import PPTBENCH
 
 
 def reply(t, s, l, e, v, **extra):
