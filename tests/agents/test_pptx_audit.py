@@ -24,7 +24,7 @@ from agents.pptx_audit import AUDIT_VERSION, Audit, AuditLimits, audit_pptx
 from corpus.protocol import FLATTEN_CAP, NO_CAP
 from tests.agents import hostile
 
-FIXTURES = Path("/work/shared/fixtures/pptx-real")
+from tests.data.paths import PPTX_REAL as FIXTURES
 SLIDE_W, SLIDE_H = 9_144_000, 6_858_000  # python-pptx default 4:3 template
 SLIDE_AREA = SLIDE_W * SLIDE_H
 HANG_GUARD_SECONDS = 10.0

@@ -27,7 +27,9 @@ from agents.render import (
 
 pytestmark = pytest.mark.libreoffice
 
-FIXTURES = Path("/work/shared/fixtures/pptx-real/python-pptx")
+from tests.data.paths import PPTX_REAL
+
+FIXTURES = PPTX_REAL / "python-pptx"
 ONE_SLIDE_FIXTURES = ["sld-blank.pptx", "shp-groupshape.pptx", "shp-freeform.pptx", "t_test.pptx"]
 METADATA_CHUNKS = {b"tEXt", b"zTXt", b"iTXt", b"tIME", b"eXIf", b"iCCP", b"pHYs"}
 
