@@ -50,7 +50,7 @@ class ItemNextApi(AnnotatorApi):
         if study is None:
             return Response({"state": "none", "detail": "You are not assigned to a study yet."})
         try:
-            lease = services.item_next(study=study, annotator=request.user)
+            lease = services.item_next(study=study, annotator=request.user, fresh=True)
         except services.StudyUnavailable as error:
             return Response({"state": "paused", "detail": error.detail})
         if lease is None:
@@ -77,7 +77,8 @@ class ComparisonSubmitApi(AnnotatorApi):
             vote = services.comparison_submit(annotator=request.user, **data.validated_data)
         except services.AnnotationError as error:
             return _error(error)
-        progress = selectors.annotator_progress(study=vote.study, user=request.user)
+        done = getattr(vote, "progress_done", None)  # counted by the submit itself where it could
+        progress = selectors.annotator_progress(study=vote.study, user=request.user) if done is None else {"done": done, "quota": vote.study.quota_per_annotator}
         return Response({"stored": True, "counted": vote.counted, "outcome": vote.outcome, "progress": progress})
 
 

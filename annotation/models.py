@@ -28,6 +28,8 @@ class Study(models.Model):
     lease_seconds = models.PositiveIntegerField(default=900)
     quota_per_annotator = models.PositiveIntegerField(default=50, help_text="items in one annotator's session (N of 'k of N')")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
+    # What the materialised pool (Item rows, StudyPair / StudyFigure counters) was built from; "" = not built yet.
+    pool_signature = models.CharField(max_length=200, blank=True, default="", editable=False)
     annotators = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="studies", blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -50,10 +52,49 @@ class Item(models.Model):
     artifact_y = models.ForeignKey(Artifact, on_delete=models.CASCADE, related_name="+")
     is_overlap = models.BooleanField(default=False, help_text="served to more than one annotator on purpose")
     created_at = models.DateTimeField(auto_now_add=True)
+    # The pool: one Item per (pair, figure) with both artifacts, materialised by services.study_pool_sync.
+    in_pool = models.BooleanField(default=False, help_text="eligible as a fresh item (pair and figure belong to the study)")
+    rank = models.CharField(max_length=64, blank=True, default="", help_text="seeded tie-breaker among figures of the pair")
+    # Counters kept by the services in the same transaction as the lease / vote they count.
+    open_count = models.PositiveIntegerField(default=0, help_text="open leases")
+    submitted_count = models.PositiveIntegerField(default=0, help_text="submitted leases")
+    votes = models.PositiveIntegerField(default=0, help_text="current counted votes")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["study", "figure", "config_x", "config_y"], name="one_item_per_study_figure_pair")]
-        indexes = [models.Index(fields=["study", "config_x", "config_y"])]
+        indexes = [
+            models.Index(fields=["study", "config_x", "config_y"]),
+            models.Index(fields=["study", "config_x", "config_y"], condition=models.Q(in_pool=True, open_count=0, submitted_count=0),
+                         name="annotation_item_free"),
+            models.Index(fields=["study", "votes", "rank"], condition=models.Q(votes__gte=1, open_count=0), name="annotation_item_voted_idle"),
+        ]
+
+
+class StudyPair(models.Model):
+    """Per configuration pair of a study: the counters the assignment engine orders pairs by."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="pool_pairs")
+    config_x = models.ForeignKey(Configuration, on_delete=models.CASCADE, related_name="+")
+    config_y = models.ForeignKey(Configuration, on_delete=models.CASCADE, related_name="+")
+    rank = models.CharField(max_length=64, help_text="seeded tie-breaker among pairs")
+    votes = models.PositiveIntegerField(default=0, help_text="current counted votes")
+    open_fresh = models.PositiveIntegerField(default=0, help_text="open leases that are not overlap leases")
+    x_left = models.PositiveIntegerField(default=0, help_text="live leases showing x on the left")
+    y_left = models.PositiveIntegerField(default=0, help_text="live leases showing y on the left")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["study", "config_x", "config_y"], name="one_counter_per_study_pair")]
+
+
+class StudyFigure(models.Model):
+    """Per figure of a study: live leases over all its items (figures are spread evenly)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="pool_figures")
+    figure = models.ForeignKey(Figure, on_delete=models.CASCADE, related_name="+")
+    uses = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["study", "figure"], name="one_counter_per_study_figure")]
 
 
 class Lease(models.Model):
@@ -72,6 +113,7 @@ class Lease(models.Model):
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="leases")
     left_is_x = models.BooleanField()
     is_overlap = models.BooleanField(default=False)
+    reopened = models.BooleanField(default=False, help_text="reopened by an undo: its votes form a chain")
     state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN)
     skip_reason = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -80,6 +122,10 @@ class Lease(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["study", "state"]), models.Index(fields=["annotator", "state"])]
+        constraints = [
+            # An annotator holds at most one open lease per study (two tabs asking at once get the same item).
+            models.UniqueConstraint(fields=["study", "annotator"], condition=models.Q(state="open"), name="one_open_lease_per_annotator"),
+        ]
 
 
 class Comparison(models.Model):

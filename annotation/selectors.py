@@ -9,11 +9,13 @@ import statistics
 import pandas as pd
 from django.core.cache import cache
 from django.core.files.storage import default_storage
-from django.db.models import Count, Q, QuerySet
+from django.db.models import BigIntegerField, CharField, Count, F, Func, Q, QuerySet, Subquery
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 from PIL import Image, ImageDraw
 
 from agents import selectors as agent_selectors
+from agents.models import Artifact
 from corpus.protocol import SPARSE_PAIR_THRESHOLD, TIE_OUTCOMES
 
 from .models import Comparison, Item, Lease, Study
@@ -50,9 +52,44 @@ def study_configurations(study: Study):
     return list(study.configurations.order_by("position", "slug"))
 
 
+def scalar_subquery(queryset, function: str, field: str):
+    """A one-row aggregate as a subquery expression (COUNT / SUM / MAX over the queryset, no GROUP BY)."""
+    return Subquery(queryset.order_by().annotate(v=Func(F(field), function=function, output_field=BigIntegerField())).values("v")[:1],
+                    output_field=BigIntegerField())
+
+
+def _pool_signature_sql() -> str:
+    """What a study's assignment pool is built from, as one SQL text expression over the outer study row: the seed, its
+    configurations (count, ids, positions), its figures (count, ids) and the newest artifact. Cheap: a few index reads."""
+    study = Study._meta.db_table
+    configurations, figures = Study.configurations.through._meta.db_table, Study.figures.through._meta.db_table
+    configuration, artifact = Study.configurations.field.related_model._meta.db_table, Artifact._meta.db_table
+
+    def text(sql: str) -> str:
+        return f"CAST(({sql}) AS TEXT)"
+
+    parts = [
+        f"{study}.seed",
+        f"SELECT COUNT(*) FROM {configurations} t WHERE t.study_id = {study}.id",
+        f"SELECT COALESCE(SUM(t.configuration_id), 0) FROM {configurations} t WHERE t.study_id = {study}.id",
+        f"SELECT COALESCE(SUM(c.position), 0) FROM {configurations} t JOIN {configuration} c ON c.id = t.configuration_id WHERE t.study_id = {study}.id",
+        f"SELECT COUNT(*) FROM {figures} t WHERE t.study_id = {study}.id",
+        f"SELECT COALESCE(SUM(t.figure_id), 0) FROM {figures} t WHERE t.study_id = {study}.id",
+        f"SELECT COALESCE(MAX(a.id), 0) FROM {artifact} a",
+    ]
+    return "'v2' || " + " || ':' || ".join(text(p) for p in parts)
+
+
+def study_with_pool_signature() -> QuerySet[Study]:
+    """Studies with `pool_signature_now`, what their assignment pool would be built from now (services.study_pool_sync
+    stores it in pool_signature), read in the same query."""
+    return Study.objects.annotate(pool_signature_now=RawSQL(_pool_signature_sql(), [], output_field=CharField()))
+
+
 def study_for_annotator(*, user) -> Study | None:
-    """The first active study the annotator is assigned to (then paused ones, so they see why)."""
-    studies = Study.objects.filter(annotators=user).exclude(status=Study.Status.CLOSED)
+    """The first active study the annotator is assigned to (then paused ones, so they see why), read with its pool
+    signature so that services.item_next(fresh=True) need not read it again."""
+    studies = study_with_pool_signature().filter(annotators=user).exclude(status=Study.Status.CLOSED)
     return studies.filter(status=Study.Status.ACTIVE).order_by("created_at").first() or studies.order_by("created_at").first()
 
 
@@ -78,7 +115,8 @@ def lease_payload(*, lease: Lease) -> dict:
     item, study = lease.item, lease.study
     a, b = (item.artifact_x, item.artifact_y) if lease.left_is_x else (item.artifact_y, item.artifact_x)
     audit_a, audit_b = _audit_rows(a.audit_summary, b.audit_summary)
-    progress = annotator_progress(study=study, user=lease.annotator)
+    done = getattr(lease, "progress_done", None)  # set by services.item_next when it has just counted them
+    progress = annotator_progress(study=study, user=lease.annotator) if done is None else {"done": done, "quota": study.quota_per_annotator}
     return {
         "token": lease.token,
         "images": {side: f"/annotate/img/{lease.token}/{side}" for side in IMAGE_SIDES},

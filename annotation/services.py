@@ -6,6 +6,7 @@ import itertools
 import json
 import secrets
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
@@ -13,8 +14,9 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
-from django.db.models import Count, Q
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -22,8 +24,8 @@ from agents.models import Artifact, Configuration
 from corpus.models import Figure
 from corpus.protocol import OUTCOMES, TIE_OUTCOMES
 
-from . import assignment
-from .models import Comparison, Item, Lease, Study
+from . import assignment, selectors
+from .models import Comparison, Item, Lease, Study, StudyFigure, StudyPair
 
 TOKEN_BYTES = 24
 LIVE_LEASE_STATES = (Lease.State.OPEN, Lease.State.SUBMITTED)
@@ -92,16 +94,19 @@ def study_create(*, name: str, configurations: Iterable[str], figures: Iterable[
         study.figures.set(chosen)
     if annotators is not None:
         study.annotators.set(list(annotators))
-    return study
+    return study_pool_sync(study=study)
 
 
 def study_status_set(*, study: Study, status: str) -> Study:
     if status not in Study.Status.values:
         raise ValueError(f"status must be one of {', '.join(Study.Status.values)}")
-    study.status = status
-    study.save(update_fields=["status"])
-    if status == Study.Status.CLOSED:
-        Lease.objects.filter(study=study, state=Lease.State.OPEN).update(state=Lease.State.RELEASED, closed_at=timezone.now())
+    with transaction.atomic():
+        _study_lock(study)
+        study.status = status
+        study.save(update_fields=["status"])
+        if status == Study.Status.CLOSED:
+            _leases_close(study=study, leases=Lease.objects.filter(study=study, state=Lease.State.OPEN), state=Lease.State.RELEASED,
+                          now=timezone.now())
     return study
 
 
@@ -110,7 +115,16 @@ def study_annotators_set(*, study: Study, users: Iterable) -> Study:
     return study
 
 
-# --- the assignment engine --------------------------------------------------------------------
+# --- the assignment pool ----------------------------------------------------------------------
+# Every (pair, figure) with both artifacts is materialised once as an Item (in_pool, seeded rank); per-pair and per-figure
+# counters (StudyPair, StudyFigure) and per-item counters are kept by the services in the transaction of the lease or
+# vote they count. item_next then reads a few rows instead of recounting the study. study_pool_sync rebuilds all of it
+# from the leases and votes; it runs when the study is created and whenever what the pool was built from changed
+# (configurations, figures, artifacts, seed: see selectors.study_with_pool_signature), and must be called (force=True)
+# after writing leases or votes of a study without these services (bulk loads).
+GONE_LEASE_STATES = (Lease.State.EXPIRED, Lease.State.RELEASED)
+
+
 def _token() -> str:
     return secrets.token_urlsafe(TOKEN_BYTES)
 
@@ -120,145 +134,441 @@ def study_pairs(study: Study) -> list[tuple[int, int]]:
     return list(itertools.combinations(ids, 2))
 
 
+_scalar = selectors.scalar_subquery
+
+
+def _signature(study: Study) -> str:
+    return study.pool_signature_now
+
+
+def _study_lock(study: Study) -> None:
+    """Stop the study's writers while the pool is rebuilt (or the status changes). On PostgreSQL FOR UPDATE conflicts
+    with the KEY SHARE lock every insert of a lease or vote takes on its study, and with _study_share; on SQLite the
+    IMMEDIATE transaction serialises anyway."""
+    list(Study.objects.select_for_update().filter(pk=study.pk).values_list("pk"))
+
+
+def _study_share(study: Study) -> None:
+    """Writers that insert no lease or vote (skip, expiry) wait for a pool rebuild like those that do."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT 1 FROM {Study._meta.db_table} WHERE id = %s FOR KEY SHARE", [study.pk])
+
+
+class _Deltas:
+    """The counter changes of one transaction, written pairs, then items, then figures, each in key order (one lock order
+    for every writer). On PostgreSQL a few changes go out as one statement (data-modifying CTEs): their rows are locked by
+    this transaction already (the pair, the lease's item) or seldom wanted by another, so their order is moot there."""
+
+    def __init__(self):
+        self.pairs: dict[tuple[int, int], Counter] = {}
+        self.items: dict[int, Counter] = {}
+        self.figures: Counter = Counter()
+
+    def _pair(self, x: int, y: int) -> Counter:
+        return self.pairs.setdefault((x, y), Counter())
+
+    def _item(self, pk: int) -> Counter:
+        return self.items.setdefault(pk, Counter())
+
+    def lease(self, *, item_id: int, figure_id: int, x: int, y: int, left_is_x: bool, is_overlap: bool, sign: int) -> "_Deltas":
+        """A lease opened (+1) or an open lease closed (-1: expired, skipped, released)."""
+        self._item(item_id)["open_count"] += sign
+        self.figures[figure_id] += sign
+        pair = self._pair(x, y)
+        pair["x_left" if left_is_x else "y_left"] += sign
+        if not is_overlap:
+            pair["open_fresh"] += sign
+        return self
+
+    def vote(self, *, item_id: int, x: int, y: int, is_overlap: bool, counted: bool, sign: int) -> "_Deltas":
+        """An open lease submitted (+1), or a submitted lease's vote withdrawn and the lease reopened (-1)."""
+        item, pair = self._item(item_id), self._pair(x, y)
+        item["open_count"] -= sign
+        item["submitted_count"] += sign
+        item["votes"] += sign * int(counted)
+        pair["votes"] += sign * int(counted)
+        if not is_overlap:
+            pair["open_fresh"] -= sign
+        return self
+
+    def apply(self, study: Study, *, before: list | None = None, select: tuple | None = None):
+        """Write the changes, after the statements `before` ((sql, params), e.g. the lease or vote they belong to).
+        On PostgreSQL everything goes out as one statement (data-modifying CTEs s0, s1, ... RETURNING id) whose main
+        query is `select` (which may read them), and its first row is returned; elsewhere statement by statement, None."""
+        statements = list(before or []) + self.statements(study)
+        with connection.cursor() as cursor:
+            if connection.vendor == "postgresql" and (select is not None or 1 < len(statements) <= 5):
+                if select is None:
+                    *statements, select = statements
+                ctes = ", ".join(f"s{i} AS ({sql} RETURNING id)" for i, (sql, _) in enumerate(statements))
+                cursor.execute(f"WITH {ctes} {select[0]}" if ctes else select[0], [p for _, params in statements for p in params] + list(select[1]))
+                return cursor.fetchone() if cursor.description else None
+            for sql, params in statements:
+                cursor.execute(sql, params)
+        return None
+
+    def statements(self, study: Study) -> list[tuple[str, list]]:
+        greatest = "GREATEST" if connection.vendor == "postgresql" else "MAX"
+
+        def assignments(changes: Counter) -> tuple[str, list]:
+            names = sorted(k for k, n in changes.items() if n)
+            return ", ".join(f"{k} = {greatest}({k} + %s, 0)" for k in names), [changes[k] for k in names]
+
+        statements = []
+        for (x, y), changes in sorted(self.pairs.items()):
+            sql, params = assignments(changes)
+            if sql:
+                statements.append((f"UPDATE {StudyPair._meta.db_table} SET {sql} WHERE study_id = %s AND config_x_id = %s AND config_y_id = %s",
+                                   params + [study.pk, x, y]))
+        for pk, changes in sorted(self.items.items()):
+            sql, params = assignments(changes)
+            if sql:
+                statements.append((f"UPDATE {Item._meta.db_table} SET {sql} WHERE id = %s", params + [pk]))
+        for figure_id, n in sorted(self.figures.items()):
+            if n:
+                statements.append((f"UPDATE {StudyFigure._meta.db_table} SET uses = {greatest}(uses + %s, 0) WHERE study_id = %s AND figure_id = %s",
+                                   [n, study.pk, figure_id]))
+        return statements
+
+
+def study_pool_sync(*, study: Study, force: bool = False) -> Study:
+    """Materialise the study's pool and rebuild every counter from its leases and votes (idempotent)."""
+    with transaction.atomic():
+        _study_lock(study)
+        fresh = selectors.study_with_pool_signature().get(pk=study.pk)
+        signature = _signature(fresh)
+        if not force and signature == fresh.pool_signature:
+            return fresh
+        seed = fresh.seed
+        pairs = study_pairs(fresh)
+        artifacts = Artifact.objects.filter(configuration_id__in={c for p in pairs for c in p})
+        if fresh.figures.exists():
+            artifacts = artifacts.filter(figure__studies=fresh)
+        by_config: dict[int, dict[int, int]] = {}
+        for configuration_id, figure_id, pk in artifacts.values_list("configuration_id", "figure_id", "pk"):
+            by_config.setdefault(configuration_id, {})[figure_id] = pk
+        existing = {(f, x, y): (pk, rank, in_pool) for f, x, y, pk, rank, in_pool in
+                    Item.objects.filter(study=fresh).values_list("figure_id", "config_x_id", "config_y_id", "pk", "rank", "in_pool")}
+        new, changed, pooled = [], [], set()
+        for x, y in pairs:
+            xs, ys = by_config.get(x, {}), by_config.get(y, {})
+            for f in xs.keys() & ys.keys():
+                key, rank = (f, x, y), assignment.seeded_rank(seed, "figure", (x, y), f)
+                pooled.add(key)
+                if key not in existing:
+                    new.append(Item(study=fresh, figure_id=f, config_x_id=x, config_y_id=y, artifact_x_id=xs[f], artifact_y_id=ys[f],
+                                    rank=rank, in_pool=True))
+                elif existing[key][1:] != (rank, True):
+                    changed.append(Item(pk=existing[key][0], rank=rank, in_pool=True))
+        Item.objects.bulk_create(new, batch_size=2000)
+        Item.objects.bulk_update(changed, ["rank", "in_pool"], batch_size=1000)
+        dropped = [pk for key, (pk, _, in_pool) in existing.items() if in_pool and key not in pooled]
+        for start in range(0, len(dropped), 1000):
+            Item.objects.filter(pk__in=dropped[start:start + 1000]).update(in_pool=False)
+
+        def count(queryset):
+            return Coalesce(_scalar(queryset, "COUNT", "id"), 0)
+
+        item_leases = Lease.objects.filter(item_id=OuterRef("pk"))
+        Item.objects.filter(study=fresh).update(
+            open_count=count(item_leases.filter(state=Lease.State.OPEN)), submitted_count=count(item_leases.filter(state=Lease.State.SUBMITTED)),
+            votes=count(Comparison.objects.filter(item_id=OuterRef("pk"), superseded=False, withdrawn=False, counted=True)),
+        )
+        live = Lease.objects.filter(study=fresh, state__in=LIVE_LEASE_STATES)
+        figure_ids = set(Item.objects.filter(study=fresh).values_list("figure_id", flat=True).distinct())
+        have = set(StudyFigure.objects.filter(study=fresh).values_list("figure_id", flat=True))
+        StudyFigure.objects.bulk_create([StudyFigure(study=fresh, figure_id=f) for f in figure_ids - have], batch_size=2000)
+        StudyFigure.objects.filter(study=fresh).exclude(figure_id__in=figure_ids).delete()
+        StudyFigure.objects.filter(study=fresh).update(uses=0)
+        uses = Counter(dict(live.values_list("item__figure_id").annotate(n=Count("id")).order_by()))
+        for n, ids in _by_count(uses).items():
+            StudyFigure.objects.filter(study=fresh, figure_id__in=ids).update(uses=n)
+
+        StudyPair.objects.filter(study=fresh).exclude(pk__in=[p.pk for p in StudyPair.objects.filter(study=fresh)
+                                                                if (p.config_x_id, p.config_y_id) in set(pairs)]).delete()
+        rows = {(p.config_x_id, p.config_y_id): p for p in StudyPair.objects.filter(study=fresh)}
+        StudyPair.objects.bulk_create([StudyPair(study=fresh, config_x_id=x, config_y_id=y) for x, y in pairs if (x, y) not in rows])
+        rows = {(p.config_x_id, p.config_y_id): p for p in StudyPair.objects.filter(study=fresh)}
+        for (x, y), row in rows.items():
+            row.rank, row.votes, row.open_fresh, row.x_left, row.y_left = assignment.seeded_rank(seed, "pair", (x, y)), 0, 0, 0, 0
+        for x, y, n in (_current_votes(fresh).filter(counted=True).values_list("item__config_x_id", "item__config_y_id")
+                        .annotate(n=Count("id")).order_by()):
+            if (x, y) in rows:
+                rows[(x, y)].votes = n
+        for x, y, n in (Lease.objects.filter(study=fresh, state=Lease.State.OPEN, is_overlap=False)
+                        .values_list("item__config_x_id", "item__config_y_id").annotate(n=Count("id")).order_by()):
+            if (x, y) in rows:
+                rows[(x, y)].open_fresh = n
+        for x, y, left, n in live.values_list("item__config_x_id", "item__config_y_id", "left_is_x").annotate(n=Count("id")).order_by():
+            if (x, y) in rows:
+                setattr(rows[(x, y)], "x_left" if left else "y_left", n)
+        StudyPair.objects.bulk_update(list(rows.values()), ["rank", "votes", "open_fresh", "x_left", "y_left"])
+        Study.objects.filter(pk=fresh.pk).update(pool_signature=signature)
+        if len(new) > 1000 and connection.vendor == "postgresql":
+            # Thousands of rows just appeared: give the planner their statistics now rather than at autovacuum's leisure.
+            with connection.cursor() as cursor:
+                cursor.execute(f"ANALYZE {Item._meta.db_table}, {StudyFigure._meta.db_table}, {StudyPair._meta.db_table}")
+        fresh.pool_signature = signature
+        study.pool_signature = signature
+        return fresh
+
+
+def _by_count(counter: Counter) -> dict[int, list]:
+    groups: dict[int, list] = {}
+    for key, n in counter.items():
+        groups.setdefault(n, []).append(key)
+    return groups
+
+
+def _leases_close(*, study: Study, leases, state: str, now: datetime, skip_locked: bool = False) -> int:
+    """Close open leases (expired, skipped, released): their items go back to the pool; counters follow."""
+    rows = list(leases.filter(state=Lease.State.OPEN).select_for_update(of=("self",), skip_locked=skip_locked).order_by("pk")
+                .values_list("pk", "item_id", "item__figure_id", "item__config_x_id", "item__config_y_id", "left_is_x", "is_overlap"))
+    if not rows:
+        return 0
+    Lease.objects.filter(pk__in=[r[0] for r in rows]).update(state=state, closed_at=now)
+    deltas = _Deltas()
+    for _, item_id, figure_id, x, y, left, overlap in rows:
+        deltas.lease(item_id=item_id, figure_id=figure_id, x=x, y=y, left_is_x=left, is_overlap=overlap, sign=-1)
+    deltas.apply(study)
+    return len(rows)
+
+
 def leases_expire(*, study: Study, now: datetime | None = None) -> int:
     """Abandoned leases return to the pool once their time is up."""
     now = now or timezone.now()
-    return Lease.objects.filter(study=study, state=Lease.State.OPEN, expires_at__lte=now).update(state=Lease.State.EXPIRED, closed_at=now)
+    due = Lease.objects.filter(study=study, state=Lease.State.OPEN, expires_at__lte=now)
+    if not due.exists():
+        return 0
+    with transaction.atomic():
+        _study_share(study)
+        return _leases_close(study=study, leases=due, state=Lease.State.EXPIRED, now=now, skip_locked=True)
 
 
 def _current_votes(study: Study):
     return Comparison.objects.filter(study=study, superseded=False, withdrawn=False)
 
 
-def _lease_create(*, study: Study, item: Item, annotator, left_is_x: bool, is_overlap: bool, now: datetime) -> Lease:
-    return Lease.objects.create(token=_token(), study=study, item=item, annotator=annotator, left_is_x=left_is_x, is_overlap=is_overlap,
-                                expires_at=now + timedelta(seconds=study.lease_seconds))
+# --- the assignment engine --------------------------------------------------------------------
+# No study-wide lock: the pair counters are read and claimed under a row lock on the pair (FOR UPDATE SKIP LOCKED on
+# PostgreSQL, so that annotators asking at the same moment spread over the neediest pairs instead of queueing on one);
+# an item is free while no live lease holds it; one open lease per annotator is a database constraint.
+def _open_lease(*, study: Study, annotator) -> Lease | None:
+    lease = (Lease.objects.filter(study=study, annotator=annotator, state=Lease.State.OPEN)
+             .select_related("item", "item__artifact_x", "item__artifact_y").order_by("-created_at").first())
+    if lease is not None:
+        lease.study, lease.annotator = study, annotator
+    return lease
 
 
-def item_next(*, study: Study, annotator) -> Lease | None:
+def item_next(*, study: Study, annotator, fresh: bool = False) -> Lease | None:
     """The annotator's open lease, or a new one by the study's assignment rules; None when their session is done
-    or nothing is left to compare."""
-    with transaction.atomic():
-        # One assignment at a time per study: on PostgreSQL a row lock, on SQLite the IMMEDIATE transaction.
-        study = Study.objects.select_for_update().get(pk=study.pk)
-        if study.status != Study.Status.ACTIVE:
-            raise StudyUnavailable(f"this study is {study.status}; no new items are handed out")
-        now = timezone.now()
+    or nothing is left to compare. fresh: `study` was just read by selectors.study_for_annotator (status and pool
+    signature current), so it is not read again."""
+    if not fresh or not hasattr(study, "pool_signature_now"):
+        study = selectors.study_with_pool_signature().get(pk=study.pk)
+    if study.status != Study.Status.ACTIVE:
+        raise StudyUnavailable(f"this study is {study.status}; no new items are handed out")
+    if _signature(study) != study.pool_signature:
+        study = study_pool_sync(study=study)
+    now = timezone.now()
+    mine = _mine(study=study, annotator=annotator, now=now)
+    if mine.due:
         leases_expire(study=study, now=now)
-        existing = Lease.objects.filter(study=study, annotator=annotator, state=Lease.State.OPEN).select_related("item").order_by("-created_at").first()
+        mine = _mine(study=study, annotator=annotator, now=now)
+    if mine.open:
+        existing = _open_lease(study=study, annotator=annotator)
         if existing is not None:
             return existing
-        mine = list(Lease.objects.filter(study=study, annotator=annotator).exclude(state__in=[Lease.State.EXPIRED, Lease.State.RELEASED])
-                    .values_list("item_id", "item__figure_id", "item__config_x_id", "item__config_y_id", "left_is_x", "is_overlap", "state"))
-        done = sum(1 for row in mine if row[6] == Lease.State.SUBMITTED)
-        if done >= study.quota_per_annotator:
-            return None
-        seen = {(f, x, y) for _, f, x, y, *_ in mine}
-        served = [row for row in mine if row[6] == Lease.State.SUBMITTED]
-        if assignment.overlap_due(served=len(served), overlap_served=sum(1 for r in served if r[5]), rate=study.overlap_rate):
-            lease = _overlap_lease(study=study, annotator=annotator, mine=mine, now=now)
-            if lease is not None:
-                return lease
-        lease = _fresh_lease(study=study, annotator=annotator, mine=mine, seen=seen, now=now)
-        if lease is None:
-            lease = _overlap_lease(study=study, annotator=annotator, mine=mine, now=now)
-        return lease
+    if mine.done >= study.quota_per_annotator:
+        return None
+    try:
+        with transaction.atomic():
+            lease = _lease_new(study=study, annotator=annotator, mine=mine, now=now)
+    except IntegrityError:
+        # The same annotator asked twice at once (two tabs): one open lease per annotator; both get it.
+        existing = _open_lease(study=study, annotator=annotator)
+        if existing is None:
+            raise
+        return existing
+    if lease is not None:
+        lease.item = Item.objects.select_related("artifact_x", "artifact_y").get(pk=lease.item_id)
+        lease.progress_done = mine.done  # the payload's "k of N" without counting again
+    return lease
 
 
-def _side(*, study: Study, annotator, mine, x: int, y: int, key) -> bool:
-    def counts(rows) -> assignment.SideCounts:
-        rows = list(rows)
-        return assignment.SideCounts(x_left=sum(1 for r in rows if r), y_left=sum(1 for r in rows if not r))
+@dataclass
+class _Mine:
+    """The annotator's leases in the study (not expired or released), counted; and how many of the study's open leases
+    are past their time."""
 
-    pair_rows = dict(
-        ((row["left_is_x"]), row["n"]) for row in Lease.objects.filter(study=study, state__in=LIVE_LEASE_STATES, item__config_x_id=x, item__config_y_id=y)
-        .values("left_is_x").annotate(n=Count("id"))
-    )
-    return assignment.left_is_x(
-        annotator_pair=counts(r[4] for r in mine if (r[2], r[3]) == (x, y)),
-        pair=assignment.SideCounts(x_left=pair_rows.get(True, 0), y_left=pair_rows.get(False, 0)),
-        annotator=counts(r[4] for r in mine),
-        seed=study.seed,
-        key=key,
-    )
+    done: int = 0
+    overlap_done: int = 0
+    open: int = 0
+    due: int = 0
+    sides: assignment.SideCounts = field(default_factory=assignment.SideCounts)
+    pair_sides: dict = field(default_factory=dict)
 
 
-def _eligible_artifacts(study: Study):
-    artifacts = Artifact.objects.all()
-    if not study.include_gate_failed:
-        artifacts = artifacts.filter(gate_passed=True)
-    if study.figures.exists():
-        artifacts = artifacts.filter(figure__in=study.figures.all())
-    return artifacts
-
-
-def _fresh_lease(*, study: Study, annotator, mine, seen, now) -> Lease | None:
-    pairs = study_pairs(study)
-    counts: dict[tuple[int, int], int] = {}
-    votes = _current_votes(study).filter(counted=True).values_list("item__config_x_id", "item__config_y_id").annotate(n=Count("id"))
-    for x, y, n in votes:
-        counts[(x, y)] = counts.get((x, y), 0) + n
-    in_flight = Lease.objects.filter(study=study, state=Lease.State.OPEN, is_overlap=False).values_list("item__config_x_id", "item__config_y_id").annotate(n=Count("id"))
-    for x, y, n in in_flight:
-        counts[(x, y)] = counts.get((x, y), 0) + n
-    uses = dict(Lease.objects.filter(study=study, state__in=LIVE_LEASE_STATES).values_list("item__figure_id").annotate(n=Count("id")))
-    eligible = _eligible_artifacts(study)
-    for x, y in assignment.pairs_by_need(pairs, counts, target=study.target_per_pair, seed=study.seed):
-        by_config: dict[int, dict[int, int]] = {x: {}, y: {}}
-        for configuration_id, figure_id, pk in eligible.filter(configuration_id__in=(x, y)).values_list("configuration_id", "figure_id", "pk"):
-            by_config[configuration_id][figure_id] = pk
-        taken = set(Item.objects.filter(study=study, config_x_id=x, config_y_id=y, leases__state__in=LIVE_LEASE_STATES).values_list("figure_id", flat=True))
-        candidates = [f for f in by_config[x].keys() & by_config[y].keys() if f not in taken and (f, x, y) not in seen]
-        if not candidates:
+def _mine(*, study: Study, annotator, now: datetime) -> _Mine:
+    leases, items = Lease._meta.db_table, Item._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT l.state, i.config_x_id, i.config_y_id, l.left_is_x, l.is_overlap, COUNT(*) FROM {leases} l "
+            f"JOIN {items} i ON i.id = l.item_id WHERE l.study_id = %s AND l.annotator_id = %s AND l.state NOT IN (%s, %s) "
+            f"GROUP BY l.state, i.config_x_id, i.config_y_id, l.left_is_x, l.is_overlap "
+            f"UNION ALL SELECT 'due', NULL, NULL, NULL, NULL, COUNT(*) FROM {leases} WHERE study_id = %s AND state = %s AND expires_at <= %s",
+            [study.pk, annotator.pk, *GONE_LEASE_STATES, study.pk, Lease.State.OPEN, now])
+        rows = cursor.fetchall()
+    mine, x_left, y_left, pair_sides = _Mine(), 0, 0, {}
+    for state, x, y, left, overlap, n in rows:
+        if state == "due":
+            mine.due = n
             continue
-        figure_id = assignment.figures_by_use(candidates, uses, seed=study.seed, pair=(x, y))[0]
-        item, _ = Item.objects.get_or_create(
-            study=study, figure_id=figure_id, config_x_id=x, config_y_id=y,
-            defaults={"artifact_x_id": by_config[x][figure_id], "artifact_y_id": by_config[y][figure_id]},
-        )
-        left = _side(study=study, annotator=annotator, mine=mine, x=x, y=y, key=(annotator.pk, item.pk))
-        return _lease_create(study=study, item=item, annotator=annotator, left_is_x=left, is_overlap=False, now=now)
+        if state == Lease.State.SUBMITTED:
+            mine.done += n
+            mine.overlap_done += n if overlap else 0
+        elif state == Lease.State.OPEN:
+            mine.open += n
+        x_left, y_left = x_left + (n if left else 0), y_left + (0 if left else n)
+        counts = pair_sides.setdefault((x, y), [0, 0])
+        counts[0 if left else 1] += n
+    mine.sides = assignment.SideCounts(x_left=x_left, y_left=y_left)
+    mine.pair_sides = {pair: assignment.SideCounts(x_left=a, y_left=b) for pair, (a, b) in pair_sides.items()}
+    return mine
+
+
+def _lease_new(*, study: Study, annotator, mine: _Mine, now: datetime) -> Lease | None:
+    tried_overlap = assignment.overlap_due(served=mine.done, overlap_served=mine.overlap_done, rate=study.overlap_rate)
+    lease = _overlap_lease(study=study, annotator=annotator, mine=mine, now=now) if tried_overlap else None
+    if lease is None:
+        lease = _fresh_lease(study=study, annotator=annotator, mine=mine, now=now)
+    if lease is None and not tried_overlap:
+        lease = _overlap_lease(study=study, annotator=annotator, mine=mine, now=now)
+    return lease
+
+
+def _not_seen(annotator):
+    """Items the annotator holds or held a (not expired / released) lease on are never served to them again."""
+    return ~Exists(Lease.objects.filter(item_id=OuterRef("pk"), annotator=annotator).exclude(state__in=GONE_LEASE_STATES))
+
+
+def _lease_open(*, study: Study, item_id: int, figure_id: int, x: int, y: int, annotator, mine: _Mine, pair_sides: assignment.SideCounts,
+                is_overlap: bool, now: datetime, deltas: _Deltas) -> Lease:
+    left = assignment.left_is_x(annotator_pair=mine.pair_sides.get((x, y), assignment.SideCounts()), pair=pair_sides,
+                                annotator=mine.sides, seed=study.seed, key=(annotator.pk, item_id))
+    lease = Lease(token=_token(), study=study, item_id=item_id, annotator=annotator, left_is_x=left, is_overlap=is_overlap, created_at=now,
+                  expires_at=now + timedelta(seconds=study.lease_seconds))
+    deltas.lease(item_id=item_id, figure_id=figure_id, x=x, y=y, left_is_x=left, is_overlap=is_overlap, sign=1)
+    if connection.vendor != "postgresql":
+        lease.save(force_insert=True)
+        deltas.apply(study)
+        return lease
+    # The lease and its counters in one statement.
+    columns = ("token", "study_id", "item_id", "annotator_id", "left_is_x", "is_overlap", "reopened", "state", "skip_reason", "created_at", "expires_at")
+    values = [lease.token, study.pk, item_id, annotator.pk, left, is_overlap, False, Lease.State.OPEN, "", now, lease.expires_at]
+    insert = (f"INSERT INTO {Lease._meta.db_table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(columns))})", values)
+    (lease.pk,) = deltas.apply(study, before=[insert], select=("SELECT id FROM s0", []))
+    lease._state.adding, lease._state.db = False, connection.alias
+    return lease
+
+
+def _free_sql(study: Study, annotator, alias: str) -> tuple[str, list]:
+    """SQL condition: item `alias` is in the pool, held by no live lease, never leased to this annotator (and its
+    artifacts pass the gate when the study wants that)."""
+    sql = (f"{alias}.in_pool AND {alias}.open_count = 0 AND {alias}.submitted_count = 0 AND NOT EXISTS (SELECT 1 FROM "
+           f"{Lease._meta.db_table} seen WHERE seen.item_id = {alias}.id AND seen.annotator_id = %s AND seen.state NOT IN (%s, %s))")
+    params = [annotator.pk, *GONE_LEASE_STATES]
+    if not study.include_gate_failed:
+        artifacts = Artifact._meta.db_table
+        sql += (f" AND EXISTS (SELECT 1 FROM {artifacts} ax WHERE ax.id = {alias}.artifact_x_id AND ax.gate_passed)"
+                f" AND EXISTS (SELECT 1 FROM {artifacts} ay WHERE ay.id = {alias}.artifact_y_id AND ay.gate_passed)")
+    return sql, params
+
+
+PAIR_COLUMNS = "p.config_x_id, p.config_y_id, p.x_left, p.y_left"
+PAIR_ORDER = "p.votes + p.open_fresh, p.rank, p.id"  # furthest below target first (assignment.pairs_by_need), then seeded
+
+
+def _fresh_pick(*, study: Study, annotator) -> tuple | None:
+    """(item id, figure id, x, y, x_left, y_left) of the free item to lease, its pair locked: the neediest pair that has
+    a free item this annotator has not seen; in it, the figure with the fewest live leases in the study, then the
+    seeded order of the pair (assignment.figures_by_use)."""
+    postgres = connection.vendor == "postgresql"
+    pairs, items, figures = StudyPair._meta.db_table, Item._meta.db_table, StudyFigure._meta.db_table
+    free, free_params = _free_sql(study, annotator, "i")
+    order = "COALESCE(f.uses, 0), i.rank, i.id"
+    pick = (f"SELECT i.id, i.figure_id FROM {items} i LEFT JOIN {figures} f ON f.study_id = i.study_id AND f.figure_id = i.figure_id "
+            f"WHERE i.study_id = %s AND i.config_x_id = %s AND i.config_y_id = %s AND {free} ORDER BY {order} LIMIT 1")
+    with connection.cursor() as cursor:
+        # Nearly always: the neediest pair nobody is claiming in right now has a free item: one statement.
+        cursor.execute(
+            f"WITH p AS {'MATERIALIZED ' if postgres else ''}(SELECT * FROM {pairs} p WHERE p.study_id = %s ORDER BY {PAIR_ORDER} LIMIT 1"
+            f"{' FOR UPDATE SKIP LOCKED' if postgres else ''}) "
+            f"SELECT i.id, i.figure_id, {PAIR_COLUMNS} FROM p JOIN {items} i ON i.study_id = p.study_id AND i.config_x_id = p.config_x_id "
+            f"AND i.config_y_id = p.config_y_id LEFT JOIN {figures} f ON f.study_id = i.study_id AND f.figure_id = i.figure_id "
+            f"WHERE {free} ORDER BY {order} LIMIT 1", [study.pk, *free_params])
+        row = cursor.fetchone()
+        if row is not None:
+            return row
+        # Otherwise the neediest pair that has one, skipping pairs being claimed in; failing that, wait for them.
+        free_p, free_p_params = _free_sql(study, annotator, "j")
+        has_free = (f"EXISTS (SELECT 1 FROM {items} j WHERE j.study_id = p.study_id AND j.config_x_id = p.config_x_id "
+                    f"AND j.config_y_id = p.config_y_id AND {free_p})")
+        for lock, tries in ((" FOR UPDATE SKIP LOCKED", 1), (" FOR UPDATE", 3)) if postgres else (("", 1),):
+            for _ in range(tries):
+                cursor.execute(f"SELECT {PAIR_COLUMNS} FROM {pairs} p WHERE p.study_id = %s AND {has_free} ORDER BY {PAIR_ORDER} LIMIT 1{lock}",
+                               [study.pk, *free_p_params])
+                pair = cursor.fetchone()
+                if pair is None:
+                    break
+                cursor.execute(pick, [study.pk, pair[0], pair[1], *free_params])
+                row = cursor.fetchone()
+                if row is not None:
+                    return (*row, *pair)
     return None
 
 
-def _overlap_lease(*, study: Study, annotator, mine, now) -> Lease | None:
+def _fresh_lease(*, study: Study, annotator, mine: _Mine, now: datetime) -> Lease | None:
+    picked = _fresh_pick(study=study, annotator=annotator)
+    if picked is None:
+        return None
+    item_id, figure_id, x, y, x_left, y_left = picked
+    return _lease_open(study=study, item_id=item_id, figure_id=figure_id, x=x, y=y, annotator=annotator, mine=mine, is_overlap=False,
+                       now=now, pair_sides=assignment.SideCounts(x_left=x_left, y_left=y_left), deltas=_Deltas())
+
+
+OVERLAP_WINDOW = 200
+
+
+def _overlap_lease(*, study: Study, annotator, mine: _Mine, now: datetime) -> Lease | None:
     """An item another annotator has voted and this one has never seen, fewest votes first."""
-    my_items = {r[0] for r in mine}
-    current = Q(comparisons__superseded=False, comparisons__withdrawn=False, comparisons__counted=True)
-    candidates = (
-        Item.objects.filter(study=study)
-        .exclude(pk__in=my_items)
-        .exclude(leases__state=Lease.State.OPEN)
-        .annotate(votes=Count("comparisons", filter=current, distinct=True))
-        .filter(votes__gte=1)
-        .order_by("votes")
-        .values_list("pk", "votes", "config_x_id", "config_y_id")[:500]
-    )
-    rows = list(candidates)
+    rows = list(Item.objects.filter(study=study, votes__gte=1, open_count=0).filter(_not_seen(annotator))
+                .order_by("votes", "rank", "pk").values_list("pk", "votes", "figure_id", "config_x_id", "config_y_id")[:OVERLAP_WINDOW])
     if not rows:
         return None
     fewest = rows[0][1]
-    pk, _, x, y = min((r for r in rows if r[1] == fewest), key=lambda r: assignment.seeded_rank(study.seed, "overlap", annotator.pk, r[0]))
-    item = Item.objects.get(pk=pk)
-    if not item.is_overlap:
-        item.is_overlap = True
-        item.save(update_fields=["is_overlap"])
-    left = _side(study=study, annotator=annotator, mine=mine, x=x, y=y, key=(annotator.pk, item.pk))
-    return _lease_create(study=study, item=item, annotator=annotator, left_is_x=left, is_overlap=True, now=now)
+    pk, _, figure_id, x, y = min((r for r in rows if r[1] == fewest), key=lambda r: assignment.seeded_rank(study.seed, "overlap", annotator.pk, r[0]))
+    # The pair's row lock first (the order every writer takes), then claim the item unless someone was quicker.
+    pair = StudyPair.objects.select_for_update().filter(study=study, config_x_id=x, config_y_id=y).values_list("x_left", "y_left").first()
+    if not Item.objects.filter(pk=pk, open_count=0).update(open_count=F("open_count") + 1, is_overlap=True):
+        return None
+    deltas = _Deltas()
+    deltas.items[pk] = Counter(open_count=-1)  # counted by the claim just above
+    return _lease_open(study=study, item_id=pk, figure_id=figure_id, x=x, y=y, annotator=annotator, mine=mine, is_overlap=True, now=now,
+                       pair_sides=assignment.SideCounts(*(pair or (0, 0))), deltas=deltas)
 
 
 # --- votes ------------------------------------------------------------------------------------
 def _lease_locked(*, token: str, annotator) -> Lease:
-    lease = Lease.objects.select_for_update().filter(token=token).first()
+    lease = Lease.objects.select_for_update(of=("self",)).select_related("study", "item").filter(token=token).first()
     if lease is None:
         raise LeaseNotFound("no such item: the link is unknown")
     if lease.annotator_id != annotator.pk:
         raise LeaseForeign("this item was handed to another annotator; you can only vote on your own items")
+    lease.annotator = annotator
     return lease
-
-
-def _chain_head(lease: Lease) -> Comparison | None:
-    return Comparison.objects.filter(lease=lease, superseded=False).order_by("-pk").first()
 
 
 def comparison_submit(*, token: str, annotator, outcome: str, reason: str = "", dwell_ms: int | None = None,
@@ -267,9 +577,14 @@ def comparison_submit(*, token: str, annotator, outcome: str, reason: str = "", 
     reason = (reason or "").strip()
     with transaction.atomic():
         lease = _lease_locked(token=token, annotator=annotator)
-        head = _chain_head(lease)
-        if lease.state == Lease.State.SUBMITTED and head is not None and not head.withdrawn:
-            return head
+        # Read after the lock (a statement started before it would not see a racing submit's vote). An open lease has
+        # votes only when an undo reopened it.
+        head = None
+        if lease.state != Lease.State.OPEN or lease.reopened:
+            head = Comparison.objects.filter(lease=lease, superseded=False).order_by("-pk").values_list("pk", "withdrawn").first()
+        head_id = head[0] if head else None
+        if lease.state == Lease.State.SUBMITTED and head is not None and not head[1]:
+            return Comparison.objects.select_related("study").get(pk=head_id)
         if lease.state != Lease.State.OPEN:
             raise LeaseClosed(f"this item was {lease.state}; it can no longer take a vote — ask for the next item")
         now = timezone.now()
@@ -283,17 +598,27 @@ def comparison_submit(*, token: str, annotator, outcome: str, reason: str = "", 
         if not reason and (outcome in TIE_OUTCOMES or study.require_reason_decisive):
             raise VoteInvalid("a short reason is required for this vote")
         item = lease.item
-        a, b = (item.artifact_x, item.artifact_y) if lease.left_is_x else (item.artifact_y, item.artifact_x)
+        if lease.left_is_x:
+            a, b, left = item.artifact_x_id, item.artifact_y_id, item.config_x_id
+        else:
+            a, b, left = item.artifact_y_id, item.artifact_x_id, item.config_y_id
+        counted = dwell_ms is not None and dwell_ms >= study.min_dwell_ms
         vote = Comparison.objects.create(
             comparison_id=uuid.uuid4().hex, study=study, item=item, lease=lease, annotator=annotator, annotator_name=annotator.get_username(),
-            artifact_a=a, artifact_b=b, left_config_id=a.configuration_id, outcome=outcome, reason=reason[:4000],
-            dwell_ms=dwell_ms, decision_ms=decision_ms, counted=dwell_ms is not None and dwell_ms >= study.min_dwell_ms,
-            supersedes=head, created_at=now,
+            artifact_a_id=a, artifact_b_id=b, left_config_id=left, outcome=outcome, reason=reason[:4000],
+            dwell_ms=dwell_ms, decision_ms=decision_ms, counted=counted, supersedes_id=head_id, created_at=now,
         )
-        if head is not None:
-            Comparison.objects.filter(pk=head.pk).update(superseded=True)
         lease.state, lease.closed_at = Lease.State.SUBMITTED, now
-        lease.save(update_fields=["state", "closed_at"])
+        before = [(f"UPDATE {Lease._meta.db_table} SET state = %s, closed_at = %s WHERE id = %s", [lease.state, now, lease.pk])]
+        if head_id is not None:
+            before.append((f"UPDATE {Comparison._meta.db_table} SET superseded = %s WHERE id = %s", [True, head_id]))
+        progress = (f"SELECT COUNT(*) FROM {Comparison._meta.db_table} WHERE study_id = %s AND annotator_id = %s AND lease_id IS NOT NULL "
+                    f"AND NOT superseded AND NOT withdrawn", [study.pk, annotator.pk])
+        # Lease, superseded head, counters and the annotator's progress: one statement on PostgreSQL.
+        row = _Deltas().vote(item_id=item.pk, x=item.config_x_id, y=item.config_y_id, is_overlap=lease.is_overlap, counted=counted,
+                             sign=1).apply(study, before=before, select=progress)
+        if row is not None:
+            vote.progress_done = row[0]
         return vote
 
 
@@ -307,8 +632,12 @@ def lease_skip(*, token: str, annotator, reason: str) -> Lease:
             raise LeaseClosed(f"this item was {lease.state}; it cannot be skipped")
         if not reason:
             raise VoteInvalid("say briefly why you skip this item")
+        _study_share(lease.study)
         lease.state, lease.skip_reason, lease.closed_at = Lease.State.SKIPPED, reason[:2000], timezone.now()
         lease.save(update_fields=["state", "skip_reason", "closed_at"])
+        item = lease.item
+        _Deltas().lease(item_id=item.pk, figure_id=item.figure_id, x=item.config_x_id, y=item.config_y_id, left_is_x=lease.left_is_x,
+                        is_overlap=lease.is_overlap, sign=-1).apply(lease.study)
         return lease
 
 
@@ -319,17 +648,28 @@ def comparison_undo(*, study: Study, annotator) -> Lease:
                 .order_by("-created_at", "-pk").first())
         if last is None:
             raise LeaseClosed("there is no vote to undo")
-        lease = Lease.objects.select_for_update().get(pk=last.lease_id)
+        lease = Lease.objects.select_for_update(of=("self",)).select_related("item").get(pk=last.lease_id)
         now = timezone.now()
-        Lease.objects.filter(study=study, annotator=annotator, state=Lease.State.OPEN).exclude(pk=lease.pk).update(state=Lease.State.RELEASED, closed_at=now)
+        _leases_close(study=study, leases=Lease.objects.filter(study=study, annotator=annotator).exclude(pk=lease.pk), state=Lease.State.RELEASED, now=now)
         Comparison.objects.create(
-            comparison_id=uuid.uuid4().hex, study=study, item=last.item, lease=lease, annotator=annotator, annotator_name=last.annotator_name,
-            artifact_a=last.artifact_a, artifact_b=last.artifact_b, left_config=last.left_config, outcome=last.outcome, reason=last.reason,
-            dwell_ms=last.dwell_ms, decision_ms=last.decision_ms, counted=False, withdrawn=True, supersedes=last, created_at=now,
+            comparison_id=uuid.uuid4().hex, study=study, item_id=last.item_id, lease=lease, annotator=annotator, annotator_name=last.annotator_name,
+            artifact_a_id=last.artifact_a_id, artifact_b_id=last.artifact_b_id, left_config_id=last.left_config_id, outcome=last.outcome,
+            reason=last.reason, dwell_ms=last.dwell_ms, decision_ms=last.decision_ms, counted=False, withdrawn=True, supersedes=last, created_at=now,
         )
         Comparison.objects.filter(pk=last.pk).update(superseded=True)
+        was_submitted = lease.state == Lease.State.SUBMITTED
         lease.state, lease.closed_at, lease.expires_at = Lease.State.OPEN, None, now + timedelta(seconds=study.lease_seconds)
-        lease.save(update_fields=["state", "closed_at", "expires_at"])
+        lease.reopened = True
+        lease.save(update_fields=["state", "closed_at", "expires_at", "reopened"])
+        item = lease.item
+        deltas = _Deltas()
+        if was_submitted:
+            deltas.vote(item_id=item.pk, x=item.config_x_id, y=item.config_y_id, is_overlap=lease.is_overlap, counted=last.counted, sign=-1)
+        elif last.counted:  # a vote on a lease that was not "submitted" (not made by these services): only the vote goes
+            deltas._item(item.pk)["votes"] -= 1
+            deltas._pair(item.config_x_id, item.config_y_id)["votes"] -= 1
+        deltas.apply(study)
+        lease.study, lease.annotator = study, annotator
         return lease
 
 
@@ -444,6 +784,8 @@ def comparison_import_row(*, row: dict, report: ComparisonImportReport) -> bool:
             artifact_a=artifacts[a.pk], artifact_b=artifacts[b.pk], left_config=a, outcome=row["outcome"], reason=row.get("reason", ""),
             dwell_ms=dwell, counted=True, imported=True, created_at=created_at,
         )
+        Item.objects.filter(pk=item.pk).update(votes=F("votes") + 1)
+        StudyPair.objects.filter(study=study, config_x=x, config_y=y).update(votes=F("votes") + 1)
     return True
 
 

@@ -256,3 +256,52 @@ def test_export_then_import_round_trip_and_errors(tmp_path):
     assert set(ext.configurations.values_list("slug", flat=True)) == {"cfg-alpha-direct", "cfg-bravo-direct"}
     coverage = selectors.coverage_frame(study="ext")
     assert coverage.loc[0, "n"] == 2
+
+
+def _counters(study):
+    from annotation.models import Item, StudyFigure, StudyPair
+
+    return (sorted(Item.objects.filter(study=study).values_list("pk", "open_count", "submitted_count", "votes", "in_pool", "is_overlap")),
+            sorted(StudyPair.objects.filter(study=study).values_list("config_x_id", "config_y_id", "votes", "open_fresh", "x_left", "y_left")),
+            sorted(StudyFigure.objects.filter(study=study).values_list("figure_id", "uses")))
+
+
+def test_pool_counters_kept_in_step_equal_a_rebuild():
+    """Every lease and vote transition keeps the pool counters exactly where a full rebuild from the rows puts them."""
+    from annotation.models import Item
+
+    study, *_ = make_study(figures=4, overlap_rate=0.5, min_dwell_ms=3000)
+    assert Item.objects.filter(study=study, in_pool=True).count() == 6 * 4  # every (pair, figure), materialised once
+    one, two, three = annotator("ann-one"), annotator("ann-two"), annotator("ann-three")
+    vote(study, one)
+    vote(study, two, dwell_ms=100)  # stored, not counted
+    vote(study, one)  # an overlap item (rate 0.5)
+    skipped = services.item_next(study=study, annotator=three)
+    services.lease_skip(token=skipped.token, annotator=three, reason="unreadable")
+    services.comparison_undo(study=study, annotator=one)  # withdraws a vote, reopens its lease
+    services.comparison_submit(token=services.item_next(study=study, annotator=one).token, annotator=one, outcome="b", dwell_ms=5000)
+    expiring = services.item_next(study=study, annotator=two)
+    Lease.objects.filter(pk=expiring.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    services.item_next(study=study, annotator=three)  # expires two's lease on the way
+    assert Lease.objects.get(pk=expiring.pk).state == "expired"
+    services.item_next(study=study, annotator=two)
+    kept = _counters(study)
+    services.study_pool_sync(study=study, force=True)
+    assert _counters(study) == kept
+    services.study_status_set(study=study, status="closed")  # releases the open leases
+    kept = _counters(study)
+    services.study_pool_sync(study=study, force=True)
+    assert _counters(study) == kept
+
+
+def test_pool_follows_artifacts_added_after_the_study():
+    from tests.factories import artifact_create, figure_create
+
+    study, figs, configs = make_study(figures=1, overlap_rate=0)
+    user = annotator()
+    served = {vote(study, user)[0].item.figure_id for _ in range(6)}  # six pairs of the one figure
+    assert served == {figs[0].pk} and services.item_next(study=study, annotator=user) is None
+    late = figure_create("task-fig-late", index=9)
+    for c in configs:
+        artifact_create(c, late)
+    assert services.item_next(study=study, annotator=user).item.figure_id == late.pk
