@@ -101,7 +101,7 @@ def lease_owned(*, token: str, user) -> Lease | None:
 def _audit_rows(a: dict | None, b: dict | None) -> tuple[list, list]:
     """The same fields in the same order for both sides; values only (no identities in the summary)."""
     a, b = a or {}, b or {}
-    keys = list(a) + [k for k in b if k not in a]
+    keys = agent_selectors.audit_summary_keys(a, b)
     return [[k, a.get(k, "–")] for k in keys], [[k, b.get(k, "–")] for k in keys]
 
 
