@@ -22,22 +22,9 @@ from corpus.protocol import ELO_BOOTSTRAP_RESAMPLES, ELO_BOOTSTRAP_SEED
 
 NAIVE_BUDGET_SECONDS = 120.0
 NAIVE_SUBSET = 200
+from tests.bt_elo.test_bradley_terry import simulate_study  # one study generator for tests and benchmark
+
 MIN_RATIO = 200
-
-
-def simulate_study(rng, strengths, *, figures=990, votes=4270, tie_share=0.3, figure_sd=1.0):
-    k = len(strengths)
-    names = np.array([f"cfg{i:02d}" for i in range(k)])
-    effect = rng.normal(0.0, figure_sd, size=(figures, k))
-    task = np.concatenate([np.arange(figures), rng.integers(0, figures, size=votes - figures)])
-    i = rng.integers(0, k, size=votes)
-    j = (i + rng.integers(1, k, size=votes)) % k
-    diff = strengths[i] - strengths[j] + effect[task, i] - effect[task, j]
-    u = rng.random(votes)
-    p_a = (1.0 - tie_share) / (1.0 + np.exp(-diff))
-    tie_kind = np.where(rng.random(votes) < 0.5, "tie_success", "tie_failure")
-    outcome = np.where(u < p_a, "a", np.where(u < 1.0 - tie_share, "b", tie_kind))
-    return pd.DataFrame({"task_id": task, "config_a": names[i], "config_b": names[j], "outcome": outcome})
 
 
 def doubled_lists_per_figure(comparisons, configurations):
