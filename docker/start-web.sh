@@ -2,4 +2,4 @@
 set -e
 python manage.py migrate --noinput
 python manage.py collectstatic --noinput
-exec gunicorn config.wsgi:application --bind 0.0.0.0:8000 --workers "${WEB_WORKERS:-3}" --access-logfile -
+exec gunicorn -c config/gunicorn.py config.wsgi:application
