@@ -158,7 +158,10 @@ class StudyListApi(APIView):
         name = serializers.SlugField(max_length=80)
         description = serializers.CharField(required=False, allow_blank=True, default="")
         configurations = serializers.ListField(child=serializers.CharField(), min_length=2)
-        figures = serializers.ListField(child=serializers.CharField(), required=False)
+        figures = serializers.ListField(child=serializers.CharField(), required=False, help_text="task ids; omitted: the whole corpus")
+        figure_fields = serializers.ListField(child=serializers.CharField(), required=False, help_text="only figures of these source fields")
+        figure_sample = serializers.IntegerField(min_value=1, required=False, allow_null=True,
+                                                 help_text="a seeded sample (the study's seed) of this many of the chosen figures")
         target_per_pair = serializers.IntegerField(min_value=1, default=20)
         overlap_rate = serializers.FloatField(min_value=0, max_value=1, default=0.05)
         seed = serializers.IntegerField(default=0)

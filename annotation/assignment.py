@@ -18,6 +18,14 @@ def seeded_rank(seed: int, *key: Hashable) -> str:
 Pair = tuple[int, int]
 
 
+def figure_sample(task_ids: Iterable[str], size: int, *, seed: int) -> list[str]:
+    """A seeded sample of `size` figures (all of them when there are fewer): the same seed draws the same figures,
+    and a larger size draws a superset of a smaller one, so a pilot study grows into the full one."""
+    if size < 1:
+        raise ValueError("a figure sample needs at least one figure")
+    return sorted(sorted(set(task_ids), key=lambda t: seeded_rank(seed, "sample", t))[:size])
+
+
 def pairs_by_need(pairs: Sequence[Pair], counts: Mapping[Pair, int], *, target: int, seed: int) -> list[Pair]:
     """Pairs furthest below their target first (largest deficit); seeded order among equals.
 

@@ -22,6 +22,8 @@ from django.utils.dateparse import parse_datetime
 
 from agents.models import Artifact, Configuration
 from corpus.models import Figure
+from corpus.roles import ANNOTATOR
+from corpus.services import Invitation, user_invite
 from corpus.protocol import OUTCOMES, TIE_OUTCOMES
 
 from . import assignment, selectors
@@ -65,10 +67,39 @@ STUDY_SETTINGS = ("description", "target_per_pair", "overlap_rate", "seed", "inc
                   "min_dwell_ms", "lease_seconds", "quota_per_annotator")
 
 
+def study_figures_choose(*, task_ids: Iterable[str] | None = None, fields: Iterable[str] | None = None,
+                         sample: int | None = None, seed: int = 0) -> list[str] | None:
+    """The task ids a study compares: the listed ones (or the whole corpus), within the given source fields, then a
+    seeded sample of `sample` of them. None when nothing narrows the corpus (the study then follows the corpus)."""
+    task_ids = [t for t in (task_ids or []) if t]
+    fields = [f for f in (fields or []) if f]
+    if not task_ids and not fields and not sample:
+        return None
+    figures = Figure.objects.all()
+    if task_ids:
+        known = set(figures.filter(task_id__in=task_ids).values_list("task_id", flat=True))
+        missing = [t for t in dict.fromkeys(task_ids) if t not in known]
+        if missing:
+            raise ValueError(f"unknown figures: {', '.join(missing[:10])}{' …' if len(missing) > 10 else ''}")
+        figures = figures.filter(task_id__in=task_ids)
+    if fields:
+        declared = set(Figure.objects.values_list("field", flat=True).distinct())
+        unknown = sorted(set(fields) - declared)
+        if unknown:
+            raise ValueError(f"no figures in field(s): {', '.join(unknown)}")
+        figures = figures.filter(field__in=fields)
+    chosen = list(figures.values_list("task_id", flat=True))
+    if not chosen:
+        raise ValueError("no figure matches this selection")
+    return assignment.figure_sample(chosen, sample, seed=seed) if sample else sorted(chosen)
+
+
 @transaction.atomic
 def study_create(*, name: str, configurations: Iterable[str], figures: Iterable[str] | None = None,
+                 figure_fields: Iterable[str] | None = None, figure_sample: int | None = None,
                  annotators: Iterable | None = None, **settings) -> Study:
-    """Create a study from configuration slugs (and optionally figure task ids; none = the whole corpus)."""
+    """Create a study from configuration slugs; its figures are the whole corpus unless task ids, source fields or a
+    seeded sample size narrow them (study_figures_choose)."""
     unknown = set(settings) - set(STUDY_SETTINGS)
     if unknown:
         raise ValueError(f"unknown study settings: {', '.join(sorted(unknown))}")
@@ -83,15 +114,11 @@ def study_create(*, name: str, configurations: Iterable[str], figures: Iterable[
         raise ValueError("overlap_rate must lie in [0, 1]")
     if Study.objects.filter(name=name).exists():
         raise ValueError(f"a study named {name!r} exists already")
+    task_ids = study_figures_choose(task_ids=figures, fields=figure_fields, sample=figure_sample, seed=settings.get("seed", 0))
     study = Study.objects.create(name=name, **settings)
     study.configurations.set(found)
-    if figures is not None:
-        task_ids = list(figures)
-        chosen = list(Figure.objects.filter(task_id__in=task_ids))
-        missing = sorted(set(task_ids) - {f.task_id for f in chosen})
-        if missing:
-            raise ValueError(f"unknown figures: {', '.join(missing[:10])}")
-        study.figures.set(chosen)
+    if task_ids is not None:
+        study.figures.set(list(Figure.objects.filter(task_id__in=task_ids)))
     if annotators is not None:
         study.annotators.set(list(annotators))
     return study_pool_sync(study=study)
@@ -113,6 +140,14 @@ def study_status_set(*, study: Study, status: str) -> Study:
 def study_annotators_set(*, study: Study, users: Iterable) -> Study:
     study.annotators.set(list(users))
     return study
+
+
+def annotator_invite(*, study: Study, username: str, email: str = "") -> Invitation:
+    """Invite someone to annotate this study: an annotator account (new, or an existing one gaining the role) assigned
+    to the study, with a one-time link to choose a password when the account has none yet."""
+    invitation = user_invite(username=username, role=ANNOTATOR, email=email)
+    study.annotators.add(invitation.user)
+    return invitation
 
 
 # --- the assignment pool ----------------------------------------------------------------------

@@ -1,4 +1,6 @@
 """Pages: the blinded comparison screen, its per-lease images, the coordinator's studies and dashboard."""
+import re
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -8,6 +10,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views.generic import TemplateView, View
 
 from agents import selectors as agent_selectors
+from corpus import selectors as corpus_selectors
 from corpus.permissions import RoleRequiredMixin
 from corpus.roles import ANNOTATOR, COORDINATOR, RESEARCHER, user_has_role
 
@@ -55,12 +58,27 @@ class StudyForm(forms.Form):
     lease_seconds = forms.IntegerField(min_value=30, initial=900)
     include_gate_failed = forms.BooleanField(required=False, initial=True, label="include gate-failed artifacts")
     require_reason_decisive = forms.BooleanField(required=False, initial=False, label="require a reason for decisive votes")
+    figure_fields = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple, label="source fields",
+                                              help_text="none ticked: every field")
+    figures = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3, "placeholder": "task ids, one per line"}),
+                              label="figures", help_text="empty: every figure of the corpus")
+    figure_sample = forms.IntegerField(required=False, min_value=1, label="sample size",
+                                       help_text="a seeded sample of this many of the chosen figures (a pilot); empty: all")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         choices = [(c.slug, f"{c.label} ({c.slug})") for c in agent_selectors.configuration_list()]
         self.fields["configurations"].choices = choices
         self.fields["configurations"].initial = [slug for slug, _ in choices]
+        self.fields["figure_fields"].choices = [(f, f) for f in corpus_selectors.figure_fields()]
+
+    def clean_figures(self) -> list[str]:
+        return [t for t in re.split(r"[\s,;]+", self.cleaned_data["figures"]) if t]
+
+
+class InviteForm(forms.Form):
+    username = forms.CharField(max_length=150)
+    email = forms.EmailField(required=False)
 
 
 def annotator_users():
@@ -101,7 +119,7 @@ class StudyDashboardView(RoleRequiredMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         study = get_object_or_404(Study, name=self.kwargs["name"])
         assigned = set(study.annotators.values_list("pk", flat=True))
-        context.update(study=study, board=selectors.study_dashboard(study=study),
+        context.update(study=study, board=selectors.study_dashboard(study=study), invite_form=InviteForm(),
                        users=[(u, u.pk in assigned) for u in annotator_users()], statuses=Study.Status.values)
         return context
 
@@ -120,4 +138,20 @@ class StudyDashboardView(RoleRequiredMixin, TemplateView):
             ids = [int(pk) for pk in request.POST.getlist("annotators") if pk.isdigit()]
             services.study_annotators_set(study=study, users=annotator_users().filter(pk__in=ids))
             messages.success(request, f"{len(ids)} annotators assigned.")
+        elif action == "invite":
+            form = InviteForm(request.POST)
+            if not form.is_valid():
+                messages.error(request, "Invite: " + " ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+                return redirect("annotation:study-dashboard", name=study.name)
+            try:
+                invitation = services.annotator_invite(study=study, **form.cleaned_data)
+            except ValueError as error:
+                messages.error(request, f"Invite: {error}")
+            else:
+                name = invitation.user.get_username()
+                if invitation.set_password_path:
+                    link = request.build_absolute_uri(invitation.set_password_path)
+                    messages.success(request, f"{name} is invited to {study.name}. Send them this one-time link to choose a password: {link}")
+                else:
+                    messages.success(request, f"{name} already has an account and is now assigned to {study.name}.")
         return redirect("annotation:study-dashboard", name=study.name)

@@ -163,6 +163,11 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Longer than the slowest task (a render batch or a judge call with retries), or a second worker re-runs it.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 4 * 3600}
 CELERY_TASK_DEFAULT_QUEUE = "default"
+# `celery -A config beat` (the compose file's beat service) sends these; each task is idempotent.
+CELERY_BEAT_SCHEDULE = {
+    # Abandoned leases go back to the pool even while nobody asks for items (item_next also expires them lazily).
+    "annotation-leases-expire": {"task": "annotation.leases_expire", "schedule": 60.0},
+}
 CELERY_TASK_ROUTES = {
     "agents.*": {"queue": "render"},
     "scoring.*": {"queue": "judge"},

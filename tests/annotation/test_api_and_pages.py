@@ -111,6 +111,20 @@ def test_coordinator_api_and_pages(study):
     form = client.post("/coordinate/", {"name": "third", "configurations": list(SLUGS), "target_per_pair": 20, "overlap_rate": 0.1, "seed": 3,
                                          "quota_per_annotator": 10, "min_dwell_ms": 1000, "lease_seconds": 600, "include_gate_failed": "on"})
     assert form.status_code == 302
+    picked = client.post("/coordinate/", {"name": "picked", "configurations": list(SLUGS[:2]), "target_per_pair": 5, "overlap_rate": 0, "seed": 1,
+                                           "quota_per_annotator": 10, "min_dwell_ms": 0, "lease_seconds": 600, "figure_fields": ["cs.CV"],
+                                           "figures": "task-fig-0000\n task-fig-0002, task-fig-0003", "figure_sample": 2})
+    assert picked.status_code == 302
+    from annotation.models import Study as StudyModel
+
+    chosen = set(StudyModel.objects.get(name="picked").figures.values_list("task_id", flat=True))
+    assert len(chosen) == 2 and chosen <= {"task-fig-0000", "task-fig-0002", "task-fig-0003"}
+    refused = client.post("/coordinate/", {"name": "refused", "configurations": list(SLUGS[:2]), "target_per_pair": 5, "overlap_rate": 0, "seed": 1,
+                                            "quota_per_annotator": 10, "min_dwell_ms": 0, "lease_seconds": 600, "figures": "task-nope"})
+    assert refused.status_code == 200 and b"unknown figures: task-nope" in refused.content
+    by_api = client.post("/api/studies/", {"name": "api-picked", "configurations": list(SLUGS[:2]), "figure_fields": ["cs.CV"], "figure_sample": 1},
+                         content_type="application/json")
+    assert by_api.status_code == 201 and StudyModel.objects.get(name="api-picked").figures.count() == 1
     user = annotator()
     client.post("/coordinate/third/", {"action": "annotators", "annotators": [user.pk]})
     client.post("/coordinate/third/", {"action": "status", "status": "paused"})

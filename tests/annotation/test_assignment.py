@@ -1,4 +1,7 @@
 """The pure assignment rules (no database)."""
+import pytest
+
+from annotation import assignment
 from annotation import assignment as a
 
 
@@ -43,3 +46,15 @@ def test_overlap_is_drawn_at_the_rate():
         overlap += is_due
     assert overlap == 5 and due[:4] == [False, False, False, True]
     assert not any(a.overlap_due(served=n, overlap_served=0, rate=0) for n in range(10))
+
+
+def test_figure_sample_is_seeded_and_grows_into_larger_samples():
+    ids = [f"t{i:03d}" for i in range(50)]
+    small = assignment.figure_sample(ids, 5, seed=11)
+    assert len(small) == 5 and set(small) <= set(ids)
+    assert assignment.figure_sample(list(reversed(ids)), 5, seed=11) == small  # the input order does not matter
+    assert set(small) < set(assignment.figure_sample(ids, 20, seed=11))  # a larger pilot keeps the first figures
+    assert assignment.figure_sample(ids, 5, seed=12) != small
+    assert assignment.figure_sample(ids, 500, seed=11) == sorted(ids)
+    with pytest.raises(ValueError, match="at least one"):
+        assignment.figure_sample(ids, 0, seed=1)

@@ -20,6 +20,13 @@ def test_load_sample_data_twice(monkeypatch, tmp_path):
     structural = table_frame("structural-audit").set_index("configuration")
     # Model 2 · direct pasted the source raster on figures 0 and 3: both capped.
     assert structural.loc["sample-m2-direct", "capped"] == 2
+    # a study over the sample agents, the sample annotator assigned: /annotate/ works at once
+    from annotation.models import Study
+
+    study = Study.objects.get(name="sample")
+    assert list(study.annotators.values_list("username", flat=True)) == ["annotator"]
+    assert study.items.filter(in_pool=True).count() == 6 * 6  # 6 pairs of 4 configurations x 6 figures
     again = io.StringIO()
     call_command("load_sample_data", stdout=again)
     assert "already loaded" in again.getvalue() and Artifact.objects.count() == 24
+    assert "sample study 'sample': already created" in again.getvalue() and Study.objects.count() == 1
