@@ -77,12 +77,24 @@
   $("#zoom-reset").addEventListener("click", resetView);
 
   // --- showing an item ------------------------------------------------------------------------
+  // The object summary in two columns (read down the left, then down the right) to keep it short.
   function auditTable(el, rows) {
-    el.replaceChildren(...rows.map(([key, value]) => {
+    const half = Math.ceil(rows.length / 2);
+    const cell = (text, className) => {
+      const td = document.createElement("td");
+      td.className = className;
+      td.textContent = text;
+      return td;
+    };
+    el.replaceChildren(...rows.slice(0, half).map((first, i) => {
       const tr = document.createElement("tr");
-      const k = document.createElement("td"); k.textContent = key;
-      const v = document.createElement("td"); v.textContent = value === null ? "–" : String(value);
-      tr.append(k, v);
+      [first, rows[i + half]].forEach((pair, column) => {
+        const [key, value] = pair || ["", ""];
+        const shown = pair ? (value === null ? "–" : String(value)) : "";
+        const k = cell(key, column ? "key second" : "key");
+        if (key) k.title = key;  // in case a narrow pane cuts it short
+        tr.append(k, cell(shown, "num"));
+      });
       return tr;
     }));
   }

@@ -111,6 +111,11 @@ def test_vote_with_keyboard_and_mouse_undo_skip_and_nothing_leaks(live_server, b
     page.mouse.wheel(0, -400)  # zoom: all three images share one transform
     transforms = page.eval_on_selector_all(".viewport img", "els => els.map(e => e.style.transform)")
     assert len(set(transforms)) == 1 and "scale(1)" not in transforms[0]
+    # at 1440 x 900 the panes, their audit tables and the whole vote bar fit without page scrolling
+    outside = page.evaluate("""() => ['.bar', '.panes', '#audit-a', '#audit-b', '.choices', '#reason', '#submit'].filter(s => {
+        const b = document.querySelector(s).getBoundingClientRect();
+        return b.top < 0 || b.left < 0 || b.bottom > innerHeight || b.right > innerWidth; })""")
+    assert outside == [] and page.evaluate("document.documentElement.scrollHeight <= innerHeight")
     page.screenshot(path=str(OUTPUT / "annotate-1440x900.png"), full_page=False)
     page.keyboard.press("Enter")
 
