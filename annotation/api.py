@@ -66,8 +66,8 @@ class ComparisonSubmitApi(AnnotatorApi):
         token = serializers.CharField(max_length=64)
         outcome = serializers.CharField(max_length=20)
         reason = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
-        dwell_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True)
-        decision_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True)
+        dwell_ms = serializers.IntegerField(min_value=0, max_value=services.MAX_DWELL_MS - 1, required=False, allow_null=True)
+        decision_ms = serializers.IntegerField(min_value=0, max_value=services.MAX_DWELL_MS - 1, required=False, allow_null=True)
 
     @extend_schema(request=InputSerializer, responses={200: dict})
     def post(self, request):

@@ -117,6 +117,8 @@ class Lease(models.Model):
     state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN)
     skip_reason = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # When the item was last handed out (created, or reopened by an undo): a vote's dwell cannot exceed the time since.
+    served_at = models.DateTimeField(null=True)
     expires_at = models.DateTimeField()
     closed_at = models.DateTimeField(null=True)
 

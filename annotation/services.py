@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, connection, transaction
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_slug
+from django.db import DataError, IntegrityError, connection, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -30,6 +32,7 @@ from . import assignment, selectors
 from .models import Comparison, Item, Lease, Study, StudyFigure, StudyPair
 
 TOKEN_BYTES = 24
+MAX_DWELL_MS = 2**31  # a PositiveIntegerField's range on every database; 24 days is more than any dwell
 LIVE_LEASE_STATES = (Lease.State.OPEN, Lease.State.SUBMITTED)
 
 
@@ -138,7 +141,14 @@ def study_status_set(*, study: Study, status: str) -> Study:
 
 
 def study_annotators_set(*, study: Study, users: Iterable) -> Study:
-    study.annotators.set(list(users))
+    """Assign exactly these annotators. Someone taken off the study loses their open item at once (it goes back to
+    the pool), so they can neither vote on it nor fetch its images any more."""
+    users = list(users)
+    with transaction.atomic():
+        _study_share(study)
+        study.annotators.set(users)
+        removed = Lease.objects.filter(study=study, state=Lease.State.OPEN).exclude(annotator__in=users)
+        _leases_close(study=study, leases=removed, state=Lease.State.RELEASED, now=timezone.now())
     return study
 
 
@@ -494,15 +504,16 @@ def _lease_open(*, study: Study, item_id: int, figure_id: int, x: int, y: int, a
     left = assignment.left_is_x(annotator_pair=mine.pair_sides.get((x, y), assignment.SideCounts()), pair=pair_sides,
                                 annotator=mine.sides, seed=study.seed, key=(annotator.pk, item_id))
     lease = Lease(token=_token(), study=study, item_id=item_id, annotator=annotator, left_is_x=left, is_overlap=is_overlap, created_at=now,
-                  expires_at=now + timedelta(seconds=study.lease_seconds))
+                  served_at=now, expires_at=now + timedelta(seconds=study.lease_seconds))
     deltas.lease(item_id=item_id, figure_id=figure_id, x=x, y=y, left_is_x=left, is_overlap=is_overlap, sign=1)
     if connection.vendor != "postgresql":
         lease.save(force_insert=True)
         deltas.apply(study)
         return lease
     # The lease and its counters in one statement.
-    columns = ("token", "study_id", "item_id", "annotator_id", "left_is_x", "is_overlap", "reopened", "state", "skip_reason", "created_at", "expires_at")
-    values = [lease.token, study.pk, item_id, annotator.pk, left, is_overlap, False, Lease.State.OPEN, "", now, lease.expires_at]
+    columns = ("token", "study_id", "item_id", "annotator_id", "left_is_x", "is_overlap", "reopened", "state", "skip_reason", "created_at",
+               "served_at", "expires_at")
+    values = [lease.token, study.pk, item_id, annotator.pk, left, is_overlap, False, Lease.State.OPEN, "", now, now, lease.expires_at]
     insert = (f"INSERT INTO {Lease._meta.db_table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(columns))})", values)
     (lease.pk,) = deltas.apply(study, before=[insert], select=("SELECT id FROM s0", []))
     lease._state.adding, lease._state.db = False, connection.alias
@@ -565,13 +576,24 @@ def _fresh_pick(*, study: Study, annotator) -> tuple | None:
     return None
 
 
+CLAIM_TRIES = 5
+
+
 def _fresh_lease(*, study: Study, annotator, mine: _Mine, now: datetime) -> Lease | None:
-    picked = _fresh_pick(study=study, annotator=annotator)
-    if picked is None:
-        return None
-    item_id, figure_id, x, y, x_left, y_left = picked
-    return _lease_open(study=study, item_id=item_id, figure_id=figure_id, x=x, y=y, annotator=annotator, mine=mine, is_overlap=False,
-                       now=now, pair_sides=assignment.SideCounts(x_left=x_left, y_left=y_left), deltas=_Deltas())
+    # The pick reads the items as of its statement's start; a lease committed by another annotator between that start
+    # and our lock on the pair would still look free. So the item is claimed with a conditional UPDATE, which PostgreSQL
+    # re-checks against the newest row version; when someone was quicker, pick again (now after the lock: fresh).
+    for _ in range(CLAIM_TRIES):
+        picked = _fresh_pick(study=study, annotator=annotator)
+        if picked is None:
+            return None
+        item_id, figure_id, x, y, x_left, y_left = picked
+        if Item.objects.filter(pk=item_id, open_count=0, submitted_count=0).update(open_count=F("open_count") + 1):
+            deltas = _Deltas()
+            deltas.items[item_id] = Counter(open_count=-1)  # counted by the claim just above
+            return _lease_open(study=study, item_id=item_id, figure_id=figure_id, x=x, y=y, annotator=annotator, mine=mine, is_overlap=False,
+                               now=now, pair_sides=assignment.SideCounts(x_left=x_left, y_left=y_left), deltas=deltas)
+    return None
 
 
 OVERLAP_WINDOW = 200
@@ -637,6 +659,12 @@ def comparison_submit(*, token: str, annotator, outcome: str, reason: str = "", 
             a, b, left = item.artifact_x_id, item.artifact_y_id, item.config_x_id
         else:
             a, b, left = item.artifact_y_id, item.artifact_x_id, item.config_y_id
+        if dwell_ms is not None:
+            # The browser reports the dwell; it cannot have lasted longer than the item has been out.
+            served_ms = int((now - (lease.served_at or lease.created_at)).total_seconds() * 1000)
+            dwell_ms = max(0, min(dwell_ms, served_ms))
+            if decision_ms is not None:
+                decision_ms = max(0, min(decision_ms, served_ms))
         counted = dwell_ms is not None and dwell_ms >= study.min_dwell_ms
         vote = Comparison.objects.create(
             comparison_id=uuid.uuid4().hex, study=study, item=item, lease=lease, annotator=annotator, annotator_name=annotator.get_username(),
@@ -678,6 +706,8 @@ def lease_skip(*, token: str, annotator, reason: str) -> Lease:
 
 def comparison_undo(*, study: Study, annotator) -> Lease:
     """Withdraw the annotator's last vote (a superseding withdrawal record; both kept) and reopen its item."""
+    if study.status == Study.Status.CLOSED:
+        raise StudyUnavailable("this study is closed; votes can no longer be changed")
     with transaction.atomic():
         last = (Comparison.objects.select_for_update().filter(study=study, annotator=annotator, lease__isnull=False, superseded=False, withdrawn=False)
                 .order_by("-created_at", "-pk").first())
@@ -694,8 +724,8 @@ def comparison_undo(*, study: Study, annotator) -> Lease:
         Comparison.objects.filter(pk=last.pk).update(superseded=True)
         was_submitted = lease.state == Lease.State.SUBMITTED
         lease.state, lease.closed_at, lease.expires_at = Lease.State.OPEN, None, now + timedelta(seconds=study.lease_seconds)
-        lease.reopened = True
-        lease.save(update_fields=["state", "closed_at", "expires_at", "reopened"])
+        lease.reopened, lease.served_at = True, now
+        lease.save(update_fields=["state", "closed_at", "expires_at", "reopened", "served_at"])
         item = lease.item
         deltas = _Deltas()
         if was_submitted:
@@ -726,21 +756,39 @@ class ComparisonImportReport:
     unchanged: int = 0
     studies_created: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
+    # FILE:LINE notes on rows that were stored: e.g. a vote made on another rendering than the stored one.
+    warnings: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         total = self.created + self.unchanged + len(self.rejected)
-        return f"{total} rows: {self.created} imported, {self.unchanged} already stored, {len(self.rejected)} rejected"
+        noted = f", {len(self.warnings)} warnings" if self.warnings else ""
+        return f"{total} rows: {self.created} imported, {self.unchanged} already stored, {len(self.rejected)} rejected{noted}"
 
 
 def _battle_rows(path: Path) -> Iterator[tuple[int, dict | None, str]]:
-    """(line number, row or None, error) for a CSV (header on line 1) or a JSON Lines file."""
+    """(line number, row or None, error) for a CSV (header on line 1), a JSON Lines file, or the JSON document
+    `export --format json` writes ({"columns": [...], "rows": [...]}, for a file named *.json)."""
     if path.suffix.lower() == ".csv":
-        with path.open(newline="", encoding="utf-8") as handle:
+        # utf-8-sig: spreadsheet programs put a byte-order mark before the header
+        with path.open(newline="", encoding="utf-8-sig") as handle:
             reader = csv.DictReader(handle)
+            missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
+            if missing:
+                yield 1, None, f"header: missing column(s) {', '.join(missing)}"
+                return
             for row in reader:
                 yield reader.line_num, row, ""
         return
-    with path.open(encoding="utf-8") as handle:
+    if path.suffix.lower() == ".json":
+        text = path.read_text(encoding="utf-8-sig")
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError:
+            document = None  # JSON Lines under a .json name
+        if isinstance(document, dict) and "rows" in document:
+            yield from _json_document_rows(document, text)
+            return
+    with path.open(encoding="utf-8-sig") as handle:
         for number, text in enumerate(handle, start=1):
             if not text.strip():
                 continue
@@ -753,6 +801,28 @@ def _battle_rows(path: Path) -> Iterator[tuple[int, dict | None, str]]:
                 yield number, None, "line: expected a JSON object"
                 continue
             yield number, row, ""
+
+
+def _json_document_rows(document: dict, text: str) -> Iterator[tuple[int, dict | None, str]]:
+    columns, rows = document.get("columns"), document["rows"]
+    if not isinstance(rows, list):
+        yield 1, None, "rows: expected a list"
+        return
+    offset = max(text.find('"rows"'), 0)
+    for row in rows:
+        if isinstance(row, list) and isinstance(columns, list):
+            row = dict(zip(columns, row))
+        # The line the row starts on, for FILE:LINE messages: its first key, searched forward from the previous row.
+        if isinstance(row, dict) and row:
+            found = text.find(json.dumps(next(iter(row))), offset)
+            offset = found + 1 if found >= 0 else offset
+        else:
+            offset = text.find("\n", offset) + 1 or offset
+        line = text.count("\n", 0, offset) + 1
+        if not isinstance(row, dict):
+            yield line, None, "row: expected a JSON object (or a list matching columns)"
+            continue
+        yield line, row, ""
 
 
 def _study_for_import(name: str, configurations: list[Configuration], report: ComparisonImportReport) -> Study:
@@ -769,10 +839,16 @@ def _study_for_import(name: str, configurations: list[Configuration], report: Co
 
 def comparison_import_row(*, row: dict, report: ComparisonImportReport) -> bool:
     """Store one battle row; True if created, False if its comparison_id is stored already. Raises RowError."""
-    row = {k: ("" if v is None else str(v).strip()) for k, v in row.items()}
+    row = {k: ("" if v is None else str(v).strip()) for k, v in row.items() if k is not None}
     for name in REQUIRED_COLUMNS:
         if not row.get(name):
             raise RowError(name, "missing or empty")
+    try:
+        validate_slug(row["study"])
+    except ValidationError:
+        raise RowError("study", f"{row['study']!r} is not a study name (letters, digits, - and _ only)") from None
+    if len(row["study"]) > Study._meta.get_field("name").max_length:
+        raise RowError("study", "longer than 80 characters")
     if Comparison.objects.filter(comparison_id=row["comparison_id"]).exists():
         return False
     if row["outcome"] not in OUTCOMES:
@@ -796,7 +872,10 @@ def comparison_import_row(*, row: dict, report: ComparisonImportReport) -> bool:
             raise RowError(name, f"no artifact of {configuration.slug} for figure {figure.task_id}")
     created_at = timezone.now()
     if row.get("created_at"):
-        parsed = parse_datetime(row["created_at"])
+        try:
+            parsed = parse_datetime(row["created_at"])
+        except ValueError:  # well formed but impossible, e.g. month 13
+            parsed = None
         if parsed is None:
             raise RowError("created_at", f"not an ISO 8601 date-time: {row['created_at']!r}")
         created_at = parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, dt_timezone.utc)
@@ -804,8 +883,18 @@ def comparison_import_row(*, row: dict, report: ComparisonImportReport) -> bool:
     if row.get("dwell_ms"):
         try:
             dwell = int(float(row["dwell_ms"]))
-        except ValueError:
+        except (ValueError, OverflowError):
             raise RowError("dwell_ms", f"not a number: {row['dwell_ms']!r}") from None
+        if not 0 <= dwell < MAX_DWELL_MS:
+            raise RowError("dwell_ms", f"{dwell} is not a duration in milliseconds (0 to {MAX_DWELL_MS - 1})")
+    for side, config_field in (("a", "config_a"), ("b", "config_b")):
+        artifact = artifacts[configs[config_field].pk]
+        stored = {"render": artifact.render_sha256, "audit": selectors.audit_digest(artifact.audit_summary)}
+        for kind in ("render", "audit"):
+            given = row.get(f"{kind}_sha256_{side}", "")
+            if given and given != stored[kind]:
+                report.warnings.append(f"{kind}_sha256_{side}: differs from the stored {kind} of this artifact "
+                                       f"(the vote was made on another {kind}; imported and linked anyway)")
     a, b = configs["config_a"], configs["config_b"]
     with transaction.atomic():
         study = _study_for_import(row["study"], [a, b], report)
@@ -830,6 +919,7 @@ def comparisons_import(*, path: Path, progress=None) -> ComparisonImportReport:
         if error:
             report.rejected.append(f"{path}:{number} {error}")
         else:
+            noted = len(report.warnings)
             try:
                 if comparison_import_row(row=row, report=report):
                     report.created += 1
@@ -837,6 +927,11 @@ def comparisons_import(*, path: Path, progress=None) -> ComparisonImportReport:
                     report.unchanged += 1
             except RowError as problem:
                 report.rejected.append(f"{path}:{number} {problem.field}: {problem.reason}")
+                del report.warnings[noted:]
+            except (IntegrityError, DataError) as error:  # what the database refused, e.g. a value out of range
+                report.rejected.append(f"{path}:{number} row: refused by the database ({str(error).splitlines()[0]})")
+                del report.warnings[noted:]
+            report.warnings[noted:] = [f"{path}:{number} {w}" for w in report.warnings[noted:]]
         if progress is not None:
             progress(1)
     return report

@@ -214,6 +214,7 @@
   }
 
   async function skip() {
+    if (!state.item) { $("#skip-box").hidden = true; return; }  // nothing on screen to skip (session over, study paused)
     const reason = $("#skip-reason").value.trim();
     if (!reason) { say("say briefly why you skip"); $("#skip-reason").focus(); return; }
     const { ok, data } = await api("skip", { token: state.item.token, reason });

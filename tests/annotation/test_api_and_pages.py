@@ -145,3 +145,24 @@ def test_annotate_page_has_no_item_data(study):
     response = login(user).get("/annotate/")
     assert response.status_code == 200 and response["Cache-Control"] == "private, no-store"
     assert b"annotate.js" in response.content and b"cfg-" not in response.content
+
+
+def test_annotator_errors_reveal_nothing_even_in_debug(study, settings, monkeypatch):
+    settings.DEBUG = True
+    user = annotator()
+    study.annotators.add(user)
+    client = login(user)
+    client.raise_request_exception = False
+    token = client.post("/api/annotate/next/", content_type="application/json").json()["item"]["token"]
+    # out-of-range numbers are input errors, not server errors
+    huge = client.post("/api/annotate/submit/", {"token": token, "outcome": "a", "dwell_ms": 10**20}, content_type="application/json")
+    assert huge.status_code == 400 and "dwell_ms" in huge.json()
+
+    def broken(**kwargs):
+        raise RuntimeError("cfg-alpha-direct artifact 17 task-fig-0001")
+
+    monkeypatch.setattr(services, "comparison_submit", broken)
+    failed = client.post("/api/annotate/submit/", {"token": token, "outcome": "a", "dwell_ms": 10}, content_type="application/json")
+    assert failed.status_code == 500 and failed["Content-Type"] == "application/json"
+    body = failed.content.decode()
+    assert "Reload" in body and "cfg-" not in body and "task-fig" not in body and "Traceback" not in body

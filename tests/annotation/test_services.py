@@ -395,3 +395,85 @@ def test_beat_expires_abandoned_leases_back_to_the_pool():
     assert lease.state == "expired" and Item.objects.get(pk=lease.item_id).open_count == 0
     with pytest.raises(services.LeaseClosed):
         services.comparison_submit(token=lease.token, annotator=user, outcome="a", dwell_ms=5000)
+
+
+def test_import_json_document_bom_and_bad_values_are_rejected_row_by_row(tmp_path):
+    study, *_ = make_study(overlap_rate=0)
+    user = annotator()
+    for outcome in ("a", "b"):
+        vote(study, user, outcome=outcome)
+    # the JSON document `export --format json` writes imports back (under another study name)
+    json_out = tmp_path / "cmp.json"
+    call_command("export", "comparisons", study="pilot", format="json", out=json_out, stderr=io.StringIO())
+    document = json.loads(json_out.read_text())
+    for row in document["rows"]:
+        row["study"], row["comparison_id"] = "from-json", "json-" + row["comparison_id"]
+    json_out.write_text(json.dumps(document, indent=1))
+    stdout = io.StringIO()
+    call_command("import_comparisons", json_out, no_progress=True, stdout=stdout, stderr=io.StringIO())
+    assert "2 imported" in stdout.getvalue() and len(selectors.comparisons_frame(study="from-json")) == 2
+
+    good = {"comparison_id": "x-1", "study": "bad-values", "task_id": "task-fig-0001", "annotator": "someone", "config_a": "cfg-bravo-direct",
+            "config_b": "cfg-alpha-direct", "left_config": "cfg-bravo-direct", "outcome": "a", "reason": "", "created_at": "", "dwell_ms": ""}
+    rows = [good, {**good, "comparison_id": "x-2", "dwell_ms": "-5"}, {**good, "comparison_id": "x-3", "created_at": "2024-13-45T00:00:00"},
+            {**good, "comparison_id": "x-4", "dwell_ms": "1e30"}, {**good, "comparison_id": "x-5", "study": "Bad Name!"},
+            {**good, "comparison_id": "x-6", "render_sha256_a": "f" * 64}, {**good, "comparison_id": "x-7", "outcome": "b"}]
+    bom = tmp_path / "excel.csv"
+    pd.DataFrame(rows).to_csv(bom, index=False, encoding="utf-8-sig")
+    assert bom.read_bytes().startswith(b"\xef\xbb\xbf")
+    stderr = io.StringIO()
+    with pytest.raises(CommandError, match="4 rows rejected"):
+        call_command("import_comparisons", bom, no_progress=True, stdout=io.StringIO(), stderr=stderr)
+    errors = stderr.getvalue()
+    assert f"{bom}:3 dwell_ms: -5 is not a duration" in errors
+    assert f"{bom}:4 created_at: not an ISO 8601 date-time: '2024-13-45T00:00:00'" in errors
+    assert f"{bom}:5 dwell_ms:" in errors
+    assert f"{bom}:6 study: 'Bad Name!' is not a study name" in errors
+    # a vote made on another rendering is stored, with a warning naming the line and the field
+    assert f"warning: {bom}:7 render_sha256_a: differs from the stored render" in errors
+    assert sorted(selectors.comparisons_frame(study="bad-values")["comparison_id"]) == ["x-1", "x-6", "x-7"]
+
+    header = tmp_path / "header.csv"
+    header.write_text("id,who,what\n1,2,3\n")
+    stderr = io.StringIO()
+    with pytest.raises(CommandError, match="1 rows rejected"):
+        call_command("import_comparisons", header, no_progress=True, stdout=io.StringIO(), stderr=stderr)
+    assert f"{header}:1 header: missing column(s) comparison_id, study, task_id" in stderr.getvalue()
+
+
+def test_dwell_is_bounded_by_the_time_the_item_was_out():
+    study, *_ = make_study(min_dwell_ms=60_000)
+    user = annotator()
+    lease = services.item_next(study=study, annotator=user)
+    # a client claiming a long look right after the item was served: stored, bounded, not counted
+    instant = services.comparison_submit(token=lease.token, annotator=user, outcome="a", dwell_ms=10**9, decision_ms=10**9)
+    assert not instant.counted and instant.dwell_ms < 60_000 and instant.decision_ms < 60_000
+    second = services.item_next(study=study, annotator=user)
+    Lease.objects.filter(pk=second.pk).update(served_at=timezone.now() - timedelta(seconds=90))
+    patient = services.comparison_submit(token=second.token, annotator=user, outcome="b", dwell_ms=61_000)
+    assert patient.counted and patient.dwell_ms == 61_000
+
+
+def test_unassigned_annotator_loses_the_open_item_and_closed_studies_refuse_undo():
+    from django.test import Client
+
+    study, *_ = make_study()
+    one, two = annotator("ann-one"), annotator("ann-two")
+    services.study_annotators_set(study=study, users=[one, two])
+    lease = services.item_next(study=study, annotator=one)
+    browser = Client()
+    browser.force_login(one)
+    assert browser.get(f"/annotate/img/{lease.token}/a").status_code == 200
+    services.study_annotators_set(study=study, users=[two])
+    lease.refresh_from_db()
+    assert lease.state == "released"
+    assert browser.get(f"/annotate/img/{lease.token}/a").status_code == 404
+    with pytest.raises(services.LeaseClosed):
+        services.comparison_submit(token=lease.token, annotator=one, outcome="a", dwell_ms=5000)
+    from annotation.models import Item
+
+    assert Item.objects.get(pk=lease.item_id).open_count == 0  # back in the pool
+    vote(study, two)
+    services.study_status_set(study=study, status="closed")
+    with pytest.raises(services.StudyUnavailable, match="closed"):
+        services.comparison_undo(study=study, annotator=two)

@@ -12,7 +12,8 @@ def count_lines(path: Path) -> int:
 
 
 class Command(BaseCommand):
-    help = "Import human comparisons as battle rows (DESIGN 5) from CSV or JSON Lines (by extension). Idempotent on comparison_id."
+    help = ("Import human comparisons as battle rows (DESIGN 5) from CSV (*.csv), the JSON document `export --format json` writes "
+            "(*.json) or JSON Lines (any other name). Idempotent on comparison_id.")
 
     def add_arguments(self, parser):
         parser.add_argument("file", type=Path)
@@ -26,6 +27,8 @@ class Command(BaseCommand):
         bar.close()
         for name in report.studies_created:
             self.stdout.write(f"created study {name}")
+        for message in report.warnings:
+            self.stderr.write(f"warning: {message}")
         for message in report.rejected:
             self.stderr.write(message)
         self.stdout.write(report.summary())

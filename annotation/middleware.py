@@ -1,0 +1,27 @@
+"""Blinding also holds when something breaks: an annotator never sees a traceback or a debug page, whose local
+variables would show artifact and configuration ids."""
+import logging
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponse, JsonResponse
+
+logger = logging.getLogger("annotation")
+
+ANNOTATOR_PATHS = ("/annotate/", "/api/annotate/")
+FAILED = "The server could not complete this request. Reload the page to continue; your earlier votes are kept."
+
+
+class AnnotatorErrorMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if not request.path.startswith(ANNOTATOR_PATHS) or isinstance(exception, (Http404, PermissionDenied)):
+            return None
+        logger.exception("annotator request failed: %s %s", request.method, request.path)
+        if request.path.startswith("/api/"):
+            return JsonResponse({"detail": FAILED}, status=500)
+        return HttpResponse(FAILED, status=500, content_type="text/plain; charset=utf-8")
