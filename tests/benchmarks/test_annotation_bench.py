@@ -14,6 +14,7 @@ service call): the floor of any annotator request.
 import contextlib
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -44,8 +45,15 @@ def _load(host: str, port: int, cookies: list[str], rounds: int) -> dict:
             payload = None if body is None else json.dumps(body).encode()
             extra = {"Content-Type": "application/json"} if payload is not None else {}
             start = time.perf_counter()
-            connection.request(method, path, body=payload, headers={**headers, **extra})
-            response = connection.getresponse()
+            try:
+                connection.request(method, path, body=payload, headers={**headers, **extra})
+                response = connection.getresponse()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                # the server closed an idle keep-alive connection: reconnect once, as a browser does
+                connection.close()
+                start = time.perf_counter()
+                connection.request(method, path, body=payload, headers={**headers, **extra})
+                response = connection.getresponse()
             data = response.read()
             elapsed = (time.perf_counter() - start) * 1000
             return elapsed, response.status, data
@@ -153,7 +161,7 @@ def gunicorn_serving(database: dict):
     env = {**os.environ, "DATABASE_URL": url, "DJANGO_DEBUG": "0", "WEB_BIND": f"127.0.0.1:{port}", "WEB_ACCESS_LOG": "",
            "DJANGO_SETTINGS_MODULE": "config.settings"}
     server = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(root / "config" / "gunicorn.py"), "config.wsgi:application"],
-                              cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                              cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -167,11 +175,13 @@ def gunicorn_serving(database: dict):
                 time.sleep(0.2)
         yield "127.0.0.1", port
     finally:
-        server.terminate()
+        # The whole process group: workers must not outlive the master holding connections to the test database.
+        os.killpg(server.pid, signal.SIGTERM)
         try:
             server.wait(30)
         except subprocess.TimeoutExpired:
-            server.kill()
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(10)
 
 
 def test_fifty_annotators_next_and_submit(transactional_db):
