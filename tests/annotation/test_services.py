@@ -242,10 +242,7 @@ def test_export_then_import_round_trip_and_errors(tmp_path):
             {**good, "comparison_id": "ext-4", "outcome": "maybe"}, {**good, "comparison_id": "ext-5", "outcome": "b"}]
     jsonl = tmp_path / "ext.jsonl"
     jsonl.write_text("\n".join(json.dumps(r) for r in rows) + "\nnot json\n")
-    stderr = io.StringIO()
-    with pytest.raises(CommandError, match="4 rows rejected"):
-        call_command("import_comparisons", jsonl, no_progress=True, stdout=io.StringIO(), stderr=stderr)
-    errors = stderr.getvalue()
+    errors = import_rejecting(jsonl, rejected=4)
     assert f"{jsonl}:2 task_id: unknown figure 'task-nope'" in errors
     assert f"{jsonl}:3 config_b: unknown configuration 'cfg-zulu'" in errors
     assert f"{jsonl}:4 outcome:" in errors and f"{jsonl}:6 line: not JSON" in errors
@@ -256,6 +253,14 @@ def test_export_then_import_round_trip_and_errors(tmp_path):
     assert set(ext.configurations.values_list("slug", flat=True)) == {"cfg-alpha-direct", "cfg-bravo-direct"}
     coverage = selectors.coverage_frame(study="ext")
     assert coverage.loc[0, "n"] == 2
+
+
+def import_rejecting(path, *, rejected: int) -> str:
+    """Run import_comparisons on a file with bad rows; its error output."""
+    stderr = io.StringIO()
+    with pytest.raises(CommandError, match=f"{rejected} rows rejected"):
+        call_command("import_comparisons", path, no_progress=True, stdout=io.StringIO(), stderr=stderr)
+    return stderr.getvalue()
 
 
 def _counters(study):
@@ -421,10 +426,7 @@ def test_import_json_document_bom_and_bad_values_are_rejected_row_by_row(tmp_pat
     bom = tmp_path / "excel.csv"
     pd.DataFrame(rows).to_csv(bom, index=False, encoding="utf-8-sig")
     assert bom.read_bytes().startswith(b"\xef\xbb\xbf")
-    stderr = io.StringIO()
-    with pytest.raises(CommandError, match="4 rows rejected"):
-        call_command("import_comparisons", bom, no_progress=True, stdout=io.StringIO(), stderr=stderr)
-    errors = stderr.getvalue()
+    errors = import_rejecting(bom, rejected=4)
     assert f"{bom}:3 dwell_ms: -5 is not a duration" in errors
     assert f"{bom}:4 created_at: not an ISO 8601 date-time: '2024-13-45T00:00:00'" in errors
     assert f"{bom}:5 dwell_ms:" in errors
@@ -435,10 +437,7 @@ def test_import_json_document_bom_and_bad_values_are_rejected_row_by_row(tmp_pat
 
     header = tmp_path / "header.csv"
     header.write_text("id,who,what\n1,2,3\n")
-    stderr = io.StringIO()
-    with pytest.raises(CommandError, match="1 rows rejected"):
-        call_command("import_comparisons", header, no_progress=True, stdout=io.StringIO(), stderr=stderr)
-    assert f"{header}:1 header: missing column(s) comparison_id, study, task_id" in stderr.getvalue()
+    assert f"{header}:1 header: missing column(s) comparison_id, study, task_id" in import_rejecting(header, rejected=1)
 
 
 def test_dwell_is_bounded_by_the_time_the_item_was_out():
