@@ -58,9 +58,25 @@ def scalar_subquery(queryset, function: str, field: str):
                     output_field=BigIntegerField())
 
 
+SIGNATURE_PRIME = 2147483647  # 2**31 − 1: every product below stays under 2**63, every sum of terms far below it
+
+
+def _set_fingerprint_sql(key: str) -> str:
+    """SQL aggregates fingerprinting the multiset of integer `key`s of the rows: their count and their power sums
+    Σk, Σk², Σk³ modulo a prime (no overflow on SQLite or PostgreSQL). Unlike a sum alone ({1, 4} and {2, 3} share
+    one), count and the first three power sums tell apart any two sets of up to three elements (Newton's identities)
+    and larger ones unless they collide in three sums at once."""
+    mod = f"%% {SIGNATURE_PRIME}"  # "%%": the text goes through the driver's parameter formatting (RawSQL), as "%"
+    k = f"(({key}) {mod})"
+    sums = [k, f"{k} * {k} {mod}", f"{k} * {k} {mod} * {k} {mod}"]
+    parts = ["CAST(COUNT(*) AS TEXT)"] + [f"CAST(COALESCE(SUM({term}), 0) {mod} AS TEXT)" for term in sums]
+    return " || ',' || ".join(parts)
+
+
 def _pool_signature_sql() -> str:
     """What a study's assignment pool is built from, as one SQL text expression over the outer study row: the seed, its
-    configurations (count, ids, positions), its figures (count, ids) and the newest artifact. Cheap: a few index reads."""
+    configurations (ids, and each id with its position), its figures (ids) and the newest artifact. Sets are compared by
+    _set_fingerprint_sql, not by sums. Cheap: one pass over each of the study's two link tables and an index read."""
     study = Study._meta.db_table
     configurations, figures = Study.configurations.through._meta.db_table, Study.figures.through._meta.db_table
     configuration, artifact = Study.configurations.field.related_model._meta.db_table, Artifact._meta.db_table
@@ -68,16 +84,17 @@ def _pool_signature_sql() -> str:
     def text(sql: str) -> str:
         return f"CAST(({sql}) AS TEXT)"
 
+    # A configuration's id with its position: moving configurations changes the pairs' x / y order.
+    placed = f"(t.configuration_id %% {SIGNATURE_PRIME}) * 1000003 + c.position"
     parts = [
         f"{study}.seed",
-        f"SELECT COUNT(*) FROM {configurations} t WHERE t.study_id = {study}.id",
-        f"SELECT COALESCE(SUM(t.configuration_id), 0) FROM {configurations} t WHERE t.study_id = {study}.id",
-        f"SELECT COALESCE(SUM(c.position), 0) FROM {configurations} t JOIN {configuration} c ON c.id = t.configuration_id WHERE t.study_id = {study}.id",
-        f"SELECT COUNT(*) FROM {figures} t WHERE t.study_id = {study}.id",
-        f"SELECT COALESCE(SUM(t.figure_id), 0) FROM {figures} t WHERE t.study_id = {study}.id",
+        f"SELECT {_set_fingerprint_sql('t.configuration_id')} FROM {configurations} t WHERE t.study_id = {study}.id",
+        f"SELECT {_set_fingerprint_sql(placed)} FROM {configurations} t JOIN {configuration} c ON c.id = t.configuration_id "
+        f"WHERE t.study_id = {study}.id",
+        f"SELECT {_set_fingerprint_sql('t.figure_id')} FROM {figures} t WHERE t.study_id = {study}.id",
         f"SELECT COALESCE(MAX(a.id), 0) FROM {artifact} a",
     ]
-    return "'v2' || " + " || ':' || ".join(text(p) for p in parts)
+    return "'v3:' || " + " || ':' || ".join(text(p) for p in parts)
 
 
 def study_with_pool_signature() -> QuerySet[Study]:
@@ -273,14 +290,19 @@ def study_dashboard(*, study: Study) -> dict:
             if j <= i:
                 cells.append(None)
                 continue
-            n = counts.get((x.pk, y.pk), 0)
+            # Both orientations, as coverage_frame counts them (items keep the order of the day they were built).
+            n = counts.get((x.pk, y.pk), 0) + counts.get((y.pk, x.pk), 0)
             cells.append({"n": n, "sparse": n < SPARSE_PAIR_THRESHOLD, "colour": _heat(n, target), "y": y.slug})
         matrix.append({"configuration": x, "cells": cells})
     pairs = len(configurations) * (len(configurations) - 1) // 2
 
     current = _current(study).filter(counted=True)
-    covered = current.values("item__figure_id").distinct().count()
-    figures_total = study.figures.count() or agent_selectors.artifact_list().values("figure_id").distinct().count()
+    # The study's figures: those of its pool (its pairs × its figures, both artifacts present), covered when voted on.
+    # (Imported votes sit on items outside the pool when the study's own pool never had them.)
+    pool_figures = Item.objects.filter(study=study).filter(Q(in_pool=True) | Q(votes__gte=1)).values("figure_id")
+    figures_total = pool_figures.distinct().count()
+    covered = current.filter(item__figure_id__in=pool_figures).values("item__figure_id").distinct().count()
+    items_voted = current.values("item_id").distinct().count()
 
     per = {}
     votes = _current(study).values_list("annotator_name", "outcome", "dwell_ms", "created_at", "counted")
@@ -316,7 +338,7 @@ def study_dashboard(*, study: Study) -> dict:
         "configurations": configurations,
         "matrix": matrix,
         "pairs": pairs,
-        "pairs_at_target": sum(1 for (x, y), n in counts.items() if n >= target),
+        "pairs_at_target": sum(1 for row in matrix for c in row["cells"] if c and c["n"] >= target),
         "sparse_pairs": sum(1 for row in matrix for c in row["cells"] if c and c["sparse"]),
         "sparse_threshold": SPARSE_PAIR_THRESHOLD,
         "votes": total_votes,
@@ -325,6 +347,8 @@ def study_dashboard(*, study: Study) -> dict:
         "annotators": annotators,
         "left_share": round(sum(e["left"] for e in per.values()) / decisive, 3) if decisive else None,
         "overlap_items": overlap_items,
-        "overlap_target": int(round(study.overlap_rate * total_votes)),
+        # Items, like overlap_items: the share overlap_rate of the distinct items voted on.
+        "items_voted": items_voted,
+        "overlap_target": int(round(study.overlap_rate * items_voted)),
         "open_leases": Lease.objects.filter(study=study, state=Lease.State.OPEN, expires_at__gt=timezone.now()).count(),
     }

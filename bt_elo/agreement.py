@@ -199,21 +199,26 @@ def matchup_agreement(
     return pd.DataFrame(rows, columns=["matchup", "n", "agreement", "ci_low", "ci_high"])
 
 
+IAA_COLUMNS = ["raters", "items", "annotators", "raw_agreement", "kappa", "kappa_type"]
+
+
 def inter_annotator_agreement(labels: pd.DataFrame) -> pd.DataFrame:
     """Human–human agreement on items with more than one rating (REFERENCE 5, 7).
 
     Input: ``item_id``, ``annotator``, ``label`` in {"left", "right", "tie"}, already aligned to a
     common side. Items rated once are ignored. Rows: ``raters`` = "all" (every item with >= 2
     ratings), 2 (items with exactly two ratings) and "3+" (items with three or more), each only
-    when it has items.
+    when it has items; ``items`` and ``annotators`` (distinct people) count what the row covers.
 
     * ``raw_agreement``: agreeing rater pairs / rater pairs, pooled over items
       (an item with m ratings contributes m(m−1)/2 pairs, Σ_c n_c(n_c−1)/2 of them agreeing).
-    * ``kappa``: for the 2-rater row Cohen's κ (scikit-learn), with each item's two ratings put
-      in annotator-name order as "first" and "second" rater; otherwise Fleiss' κ — statsmodels
-      when every item has the same number of ratings, else Fleiss' formula generalised to
-      varying rater counts (mean of per-item pair agreement against pooled category shares),
-      which reduces to statsmodels' value when the counts are equal.
+    * ``kappa`` and ``kappa_type``: Cohen's κ ("cohen", scikit-learn) when exactly two people rated
+      every item of the row, rater 1 being one person and rater 2 the other (κ is symmetric in the
+      two, so names do not matter). Otherwise Fleiss' κ ("fleiss"), which treats raters as
+      exchangeable and so does not depend on who rated what or on their names: statsmodels when
+      every item has the same number of ratings, else Fleiss' formula generalised to varying rater
+      counts (mean of per-item pair agreement against pooled category shares), which reduces to
+      statsmodels' value when the counts are equal.
     """
     missing = [c for c in ("item_id", "annotator", "label") if c not in labels.columns]
     if missing:
@@ -238,19 +243,22 @@ def inter_annotator_agreement(labels: pd.DataFrame) -> pd.DataFrame:
         pairs = counts.sum(axis=1) * (counts.sum(axis=1) - 1) / 2
         agreeing = (counts * (counts - 1) / 2).sum(axis=1)
         raw = float(agreeing.sum() / pairs.sum())
-        if raters == 2:
-            kappa, kind = _two_rater_cohen(labels[labels["item_id"].isin(items)]), "cohen"
+        rated = labels[labels["item_id"].isin(items)]
+        people = rated["annotator"].nunique()
+        # Two people and every item has >= 2 ratings with no repeats: each item was rated by both of them.
+        if people == 2:
+            kappa, kind = _two_rater_cohen(rated), "cohen"
         else:
             kappa, kind = _fleiss(counts), "fleiss"
-        rows.append({"raters": raters, "items": len(items), "raw_agreement": raw, "kappa": kappa, "kappa_kind": kind})
-    return pd.DataFrame(rows, columns=["raters", "items", "raw_agreement", "kappa", "kappa_kind"])
+        rows.append({"raters": raters, "items": len(items), "annotators": people, "raw_agreement": raw, "kappa": kappa, "kappa_type": kind})
+    return pd.DataFrame(rows, columns=IAA_COLUMNS)
 
 
 def _two_rater_cohen(labels: pd.DataFrame) -> float:
-    ordered = labels.sort_values(["item_id", "annotator"], kind="stable")
-    position = ordered.groupby("item_id").cumcount()
-    wide = ordered.assign(position=position).pivot(index="item_id", columns="position", values="label")
-    return _cohen(wide[0].to_numpy(), wide[1].to_numpy(), labels=list(IAA_LABELS))
+    """Cohen's κ between the two people who rated every item: one column per person."""
+    wide = labels.pivot(index="item_id", columns="annotator", values="label")
+    first, second = wide.columns
+    return _cohen(wide[first].to_numpy(), wide[second].to_numpy(), labels=list(IAA_LABELS))
 
 
 def _fleiss(counts: np.ndarray) -> float:

@@ -197,6 +197,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Corpus, artifacts, judge scores, blinded comparisons and analysis tables.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # /api/schema/ and /api/docs/ list every endpoint and field: coordinators, researchers and staff only.
+    "SERVE_PERMISSIONS": ["corpus.permissions.IsStaffResearcher"],
 }
 
 # --- security -------------------------------------------------------------------------------

@@ -166,3 +166,105 @@ def test_annotator_errors_reveal_nothing_even_in_debug(study, settings, monkeypa
     assert failed.status_code == 500 and failed["Content-Type"] == "application/json"
     body = failed.content.decode()
     assert "Reload" in body and "cfg-" not in body and "task-fig" not in body and "Traceback" not in body
+
+
+def test_dashboard_numbers_by_hand():
+    """A small scenario through the services on a fixed clock; every dashboard number counted by hand."""
+    from datetime import datetime, timedelta, timezone as dt_timezone
+    from unittest import mock
+
+    from agents.models import Configuration
+    from annotation import selectors
+    from tests.factories import artifact_create, figure_create
+
+    figs, configs, _ = build_corpus(figures=4)
+    artifact_create(configs[3], figure_create("task-fig-extra", index=9))  # a figure only cfg-charlie-direct has: not the study's
+    t0, clock = datetime(2026, 3, 2, 9, 0, tzinfo=dt_timezone.utc), {}
+    users = {name: annotator(name) for name in ("ann-one", "ann-two", "ann-three")}
+
+    def at(minute):
+        clock["now"] = t0 + timedelta(minutes=minute)
+
+    with mock.patch("django.utils.timezone.now", lambda: clock["now"]):
+        at(0)
+        study = services.study_create(name="board", configurations=SLUGS[:3], target_per_pair=2, overlap_rate=0.5, min_dwell_ms=3000, lease_seconds=900)
+        log = []
+
+        def vote(minute, who, outcome, dwell_ms):  # asks at `minute`, submits a minute later
+            at(minute)
+            lease = services.item_next(study=study, annotator=users[who])
+            at(minute + 1)
+            services.comparison_submit(token=lease.token, annotator=users[who], outcome=outcome, reason="r", dwell_ms=dwell_ms)
+            log.append((who, lease.item_id, lease.is_overlap, (lease.item.config_x_id, lease.item.config_y_id), lease.item.figure_id))
+
+        def lease(minute, who):
+            at(minute)
+            return services.item_next(study=study, annotator=users[who])
+
+        vote(0, "ann-one", "a", 4000)  # item A, fresh
+        vote(10, "ann-two", "tie_success", 8000)  # item B, fresh: another pair, another figure
+        vote(30, "ann-one", "b", 6000)  # overlap (rate 0.5, 2nd item): B
+        vote(40, "ann-two", "a", 10000)  # overlap: A
+        lease(45, "ann-two")  # abandoned: expires at 60
+        vote(60, "ann-one", "a", 2000)  # fresh, third pair; 2 s < 3 s: not counted
+        services.lease_skip(token=lease(70, "ann-one").token, annotator=users["ann-one"], reason="unreadable")
+        services.lease_skip(token=lease(72, "ann-three").token, annotator=users["ann-three"], reason="unreadable")
+        lease(73, "ann-three")  # open, past its time at 88
+        lease(75, "ann-one")  # open until 90
+        at(89)
+        a, b, c = (entry[1] for entry in log[:2] + log[4:])
+        assert [(who, item, overlap) for who, item, overlap, _, _ in log] == [
+            ("ann-one", a, False), ("ann-two", b, False), ("ann-one", b, True), ("ann-two", a, True), ("ann-one", c, False)]
+        pair = {item: p for _, item, _, p, _ in log}
+        assert len({pair[a], pair[b], pair[c]}) == 3 and log[0][4] != log[1][4]
+        board = selectors.study_dashboard(study=study)
+        page = login(coordinator()).get("/coordinate/board/")
+
+    # votes: 4 counted (A and B twice each); ann-one's third is uncounted.
+    assert board["votes"] == 4
+    # heatmap: A's pair 2, B's pair 2, the third pair 0 (its only vote is uncounted); target 2 ⇒ 2 pairs at target.
+    pk_of = {c.slug: c.pk for c in configs}
+    cells = {(row["configuration"].pk, pk_of[cell["y"]]): cell["n"] for row in board["matrix"] for cell in row["cells"] if cell}
+    assert cells == {pair[a]: 2, pair[b]: 2, pair[c]: 0}
+    assert board["pairs_at_target"] == 2 and board["pairs"] == 3
+    # figures: the 4 with artifacts of the study's configurations (not task-fig-extra); A's and B's covered.
+    assert (board["figures_covered"], board["figures_total"]) == (2, 4)
+    # overlap: A and B have two raters each; target = round(0.5 × 2 items voted) = 1.
+    assert (board["overlap_items"], board["items_voted"], board["overlap_target"]) == (2, 2, 1)
+    # open leases: ann-one's (until 90); ann-three's ran out at 88 and ann-two's was expired at 60.
+    assert board["open_leases"] == 1
+    rows = {r["annotator"]: r for r in board["annotators"]}
+    # ann-one: 3 votes from minute 1 to 61 ⇒ 3 per hour; dwell 4, 6, 2 s ⇒ median 4; 1 skip of 4; left (A) 2 of 3 decisive.
+    assert rows["ann-one"] == {"annotator": "ann-one", "votes": 3, "counted": 2, "per_hour": 3.0, "median_dwell_s": 4.0, "skip_rate": 0.25, "left_share": 0.667}
+    # ann-two: 2 votes from minute 11 to 41 ⇒ 4 per hour; dwell 8, 10 s ⇒ 9; no skips; one decisive vote, for A.
+    assert rows["ann-two"] == {"annotator": "ann-two", "votes": 2, "counted": 2, "per_hour": 4.0, "median_dwell_s": 9.0, "skip_rate": 0.0, "left_share": 1.0}
+    # ann-three: a skip and nothing else.
+    assert rows["ann-three"] == {"annotator": "ann-three", "votes": 0, "counted": 0, "per_hour": None, "median_dwell_s": None, "skip_rate": 1.0, "left_share": None}
+    assert board["left_share"] == 0.75  # 3 of 4 decisive votes for the left pane
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert '<b id="overlap">2 / 1</b>items rated by ≥ 2 annotators / target items' in html and "<b>2 / 4</b>study figures" in html
+
+    # Reversing the declaration order reverses every pair: the heatmap still counts the votes (both orientations).
+    for configuration in configs[:3]:
+        Configuration.objects.filter(pk=configuration.pk).update(position=10 - configuration.position)
+    reversed_board = selectors.study_dashboard(study=study)
+    coverage = selectors.coverage_frame(study="board")
+    heat = [cell["n"] for row in reversed_board["matrix"] for cell in row["cells"] if cell]
+    assert heat == list(coverage["n"]) and sorted(heat) == [0, 2, 2] and reversed_board["pairs_at_target"] == 2
+
+
+def test_pool_is_rebuilt_when_figures_change_but_their_id_sum_does_not():
+    from annotation.models import Item, Study
+
+    figs, _, _ = build_corpus(figures=4)
+    study = services.study_create(name="swap", configurations=SLUGS[:2], figures=[figs[0].task_id, figs[3].task_id], min_dwell_ms=0)
+    assert figs[0].pk + figs[3].pk == figs[1].pk + figs[2].pk  # the same count and sum of ids: a sum signature misses it
+    before = study.pool_signature
+    study.figures.set([figs[1], figs[2]])
+    user = annotator()
+    study.annotators.add(user)
+    assert login(user).post("/api/annotate/next/", content_type="application/json").json()["state"] == "item"
+    pooled = set(Item.objects.filter(study=study, in_pool=True).values_list("figure_id", flat=True))
+    assert pooled == {figs[1].pk, figs[2].pk}
+    assert Study.objects.get(pk=study.pk).pool_signature != before

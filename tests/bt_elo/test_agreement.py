@@ -163,9 +163,12 @@ IAA = pd.DataFrame(
 
 def test_inter_annotator_agreement_hand_example():
     table = inter_annotator_agreement(IAA).set_index("raters")
+    assert list(table.columns) == ["items", "annotators", "raw_agreement", "kappa", "kappa_type"]
     assert list(table.index) == ["all", 2, "3+"]
     assert list(table["items"]) == [6, 4, 2]
-    assert list(table["kappa_kind"]) == ["fleiss", "cohen", "fleiss"]
+    assert list(table["annotators"]) == [3, 2, 3]
+    # Items 1–4 were rated by exactly x and y: Cohen. The 3+ items and "all" involve z too: Fleiss.
+    assert list(table["kappa_type"]) == ["fleiss", "cohen", "fleiss"]
     # Two raters (items 1–4): 3 of 4 agree. Rater x: left left tie right; y: left right tie right.
     # p_e = .5·.25 (left) + .25·.5 (right) + .25·.25 (tie) = .3125; κ = (.75 − .3125)/.6875 = 7/11.
     assert table.loc[2, "raw_agreement"] == pytest.approx(0.75)
@@ -183,6 +186,92 @@ def test_inter_annotator_agreement_hand_example():
     # κ = (13/18 − 33/98)/(65/98) = (340/882)/(585/882) = 68/117.
     assert table.loc["all", "raw_agreement"] == pytest.approx(0.7)
     assert table.loc["all", "kappa"] == pytest.approx(68 / 117)
+
+
+# Two people rated every overlap item: rater identity is real, so Cohen's κ for every row.
+TWO_PEOPLE = pd.DataFrame(
+    [
+        (1, "x", "left"), (1, "y", "left"),
+        (2, "x", "left"), (2, "y", "right"),
+        (3, "x", "tie"), (3, "y", "tie"),
+        (4, "x", "right"), (4, "y", "right"),
+        (5, "x", "left"), (5, "y", "tie"),
+    ],
+    columns=["item_id", "annotator", "label"],
+)  # fmt: skip
+
+
+def test_inter_annotator_two_people_is_cohen():
+    table = inter_annotator_agreement(TWO_PEOPLE).set_index("raters")
+    assert list(table.index) == ["all", 2]
+    assert list(table["kappa_type"]) == ["cohen", "cohen"] and list(table["annotators"]) == [2, 2]
+    # x: left left tie right left; y: left right tie right tie ⇒ items 1, 3, 4 agree: p_o = 3/5.
+    # x marginals (left, right, tie) = (3, 1, 1)/5, y = (1, 2, 2)/5 ⇒ p_e = (3 + 2 + 2)/25 = 7/25;
+    # κ = (3/5 − 7/25)/(18/25) = 8/18 = 4/9. (Fleiss would pool the marginals: p_e = .34, κ = 13/33.)
+    assert table.loc["all", "raw_agreement"] == pytest.approx(0.6)
+    assert table.loc["all", "kappa"] == pytest.approx(4 / 9)
+    x = ["left", "left", "tie", "right", "left"]
+    y = ["left", "right", "tie", "right", "tie"]
+    assert table.loc["all", "kappa"] == pytest.approx(cohen_kappa_score(x, y))
+    assert table.loc[2, "kappa"] == table.loc["all", "kappa"]
+    # Swapping who is rater 1 and rater 2 (renaming y to "a") changes nothing: Cohen's κ is symmetric.
+    renamed = inter_annotator_agreement(TWO_PEOPLE.replace({"annotator": {"y": "a"}}))
+    pd.testing.assert_frame_equal(renamed, inter_annotator_agreement(TWO_PEOPLE))
+
+
+# Items with two ratings each, from different pairs of people.
+MIXED_PAIRS = pd.DataFrame(
+    [
+        (1, "alice", "left"), (1, "bob", "right"),
+        (2, "bob", "left"), (2, "carol", "right"),
+        (3, "alice", "tie"), (3, "carol", "right"),
+        (4, "bob", "tie"), (4, "carol", "tie"),
+        (5, "alice", "right"), (5, "bob", "left"),
+        (6, "bob", "left"), (6, "carol", "left"),
+    ],
+    columns=["item_id", "annotator", "label"],
+)  # fmt: skip
+
+
+def name_ordered_cohen(labels):
+    """The former rule: each item's ratings in annotator-name order as "first" and "second" rater."""
+    ordered = labels.sort_values(["item_id", "annotator"])
+    first = ordered.groupby("item_id")["label"].first()
+    second = ordered.groupby("item_id")["label"].last()
+    return cohen_kappa_score(first, second)
+
+
+def test_inter_annotator_different_pairs_is_fleiss_and_ignores_names():
+    table = inter_annotator_agreement(MIXED_PAIRS).set_index("raters")
+    assert list(table.index) == ["all", 2]
+    assert list(table["kappa_type"]) == ["fleiss", "fleiss"] and list(table["annotators"]) == [3, 3]
+    # counts (left, right, tie): (1,1,0) (1,1,0) (0,1,1) (0,0,2) (1,1,0) (2,0,0): 2 of 6 pairs agree.
+    # P̄ = (0+0+0+1+0+1)/6 = 1/3; pooled (5, 4, 3)/12 ⇒ p_e = 50/144 = 25/72;
+    # κ = (24/72 − 25/72)/(47/72) = −1/47.
+    assert table.loc[2, "raw_agreement"] == pytest.approx(1 / 3)
+    assert table.loc[2, "kappa"] == pytest.approx(-1 / 47)
+    counts = np.array([[1, 1, 0], [1, 1, 0], [0, 1, 1], [0, 0, 2], [1, 1, 0], [2, 0, 0]])
+    assert table.loc[2, "kappa"] == pytest.approx(fleiss_kappa(counts, method="fleiss"))
+    # Renaming bob to zzz makes him "second" rater after carol on items 2, 4 and 6: the former
+    # name-ordered Cohen's κ changes, the table does not.
+    renamed = MIXED_PAIRS.replace({"annotator": {"bob": "zzz"}})
+    assert name_ordered_cohen(renamed) != pytest.approx(name_ordered_cohen(MIXED_PAIRS))
+    pd.testing.assert_frame_equal(inter_annotator_agreement(renamed), inter_annotator_agreement(MIXED_PAIRS))
+
+
+def test_inter_annotator_random_renames_change_nothing():
+    rng = np.random.default_rng(4)
+    people = [f"p{i}" for i in range(6)]
+    rows = []
+    for item in range(60):
+        chosen = rng.choice(people, size=int(rng.integers(2, 5)), replace=False)
+        rows += [(item, person, rng.choice(["left", "right", "tie"], p=[0.5, 0.3, 0.2])) for person in chosen]
+    labels = pd.DataFrame(rows, columns=["item_id", "annotator", "label"])
+    before = inter_annotator_agreement(labels)
+    shuffled = dict(zip(people, rng.permutation([f"q{i}" for i in range(6)])))
+    after = inter_annotator_agreement(labels.assign(annotator=labels["annotator"].map(shuffled)).sample(frac=1, random_state=1))
+    pd.testing.assert_frame_equal(before, after)
+    assert set(before["kappa_type"]) == {"fleiss"}
 
 
 def test_inter_annotator_fleiss_matches_statsmodels_when_counts_equal():

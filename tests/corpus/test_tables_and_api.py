@@ -89,6 +89,23 @@ def test_schema_and_pages(corpus):
     assert client_for("annotator").get("/corpus/").status_code == 403
 
 
+def test_schema_and_docs_for_coordinators_researchers_and_staff_only():
+    from django.contrib.auth.models import User
+
+    User.objects.create_user("u-staff", password="pw-long-enough-1", is_staff=True)
+    staff = Client()
+    assert staff.login(username="u-staff", password="pw-long-enough-1")
+    allowed = {"researcher": client_for("researcher"), "coordinator": client_for("coordinator"), "staff": staff}
+    annotator, anonymous = client_for("annotator"), Client()
+    for url in ("/api/schema/", "/api/schema/?format=json", "/api/docs/"):
+        for who, client in allowed.items():
+            assert client.get(url).status_code == 200, (url, who)
+        assert annotator.get(url).status_code == 403, url
+        response = anonymous.get(url)
+        assert response.status_code in (401, 403) or (response.status_code == 302 and "/accounts/login/" in response["Location"]), url
+        assert b"/api/annotate/" not in response.content and b"/api/annotate/" not in annotator.get(url).content
+
+
 def test_role_commands_create_users_in_their_groups():
     for role in ("annotator", "coordinator", "researcher"):
         call_command(f"create{role}", f"x-{role}", password="pw-long-enough-1", stdout=io.StringIO())
