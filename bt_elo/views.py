@@ -3,6 +3,7 @@ from urllib.parse import urlencode
 
 from django.core.cache import cache
 from django.http import Http404, HttpResponse, JsonResponse
+from django.utils.html import format_html
 from django.views.generic import TemplateView, View
 
 from agents import selectors as agent_selectors
@@ -31,8 +32,8 @@ def _table_blocks(names, params, plots_for=None) -> list[dict]:
         try:
             frame = table_frame(name, **params)
             html = frame_html(frame)
-        except LookupError as error:
-            html = f"<p>{error}</p>"
+        except (LookupError, ValueError) as error:  # no study yet, no judge scores yet: say so in place of the table
+            html = format_html("<p>{}</p>", str(error))
         block = {"name": name, "title": TABLES[name].title, "html": html, "query": query}
         if plots_for and name in plots_for:
             block["plot"] = f"/results/plot/{plots_for[name]}.png?{query}"

@@ -48,7 +48,9 @@ def scores_frame(*, judge: str | None = None) -> pd.DataFrame:
     artifacts = artifact_frame()
     runs = judge_run_list(judge=judge)
     if artifacts.empty or not runs:
-        return pd.DataFrame([], columns=SCORE_COLUMNS)
+        # No judge run yet: an empty frame whose numbers are numbers, so every table is empty rather than an error.
+        numeric = ["cap", "quality", "score", *RUBRIC_AXES]
+        return pd.DataFrame([], columns=SCORE_COLUMNS).astype({c: float for c in numeric if c in SCORE_COLUMNS})
     run_frame = pd.DataFrame([(r.id, r.judge, r.family, r.run) for r in runs], columns=["judge_run_id", "judge", "judge_family", "run"])
     records = pd.DataFrame(
         list(JudgeRecord.objects.filter(judge_run__in=runs, status=JudgeRecord.Status.OK).values_list("artifact_id", "judge_run_id", "score", *RUBRIC_AXES)),

@@ -146,6 +146,8 @@ def _bootstrap_ci(frame: pd.DataFrame, keys: list[str], value: str, universe: pd
     if (rows < 0).any():
         raise ValueError("task ids outside the bootstrap universe")
     n, g = len(universe), len(key_rows)
+    if n == 0 or g == 0:
+        return key_rows.assign(ci_low=np.full(g, np.nan), ci_high=np.full(g, np.nan))
     values = np.zeros((n, g))
     mask = np.zeros((n, g))
     values[rows, codes] = f[value].to_numpy(dtype=float)
@@ -451,6 +453,9 @@ def judge_runs(scores: pd.DataFrame) -> pd.DataFrame:
     return table.reset_index()[[*keys, *cols]]
 
 
+NO_JUDGE_SCORES = "no judge scores yet: run `manage.py judge` or `manage.py import_judge_records` first"
+
+
 def judge_families(scores: pd.DataFrame) -> pd.DataFrame:
     """Configuration means (each task's mean over runs, then over tasks) under each judge family,
     one column per family (in sorted order), one row per configuration. The rank agreement of
@@ -461,6 +466,8 @@ def judge_families(scores: pd.DataFrame) -> pd.DataFrame:
         ["configuration", "judge_family", "task_id"], sort=True)["score"].mean()
     wide = m.groupby(level=["configuration", "judge_family"]).mean().unstack("judge_family")
     families = sorted(wide.columns)
+    if not families:
+        raise ValueError(NO_JUDGE_SCORES)
     wide = wide[families]
     wide.columns.name = None
     out = wide.reset_index()
@@ -558,7 +565,9 @@ def weight_sensitivity(scores: pd.DataFrame, *, elo: pd.Series | None = None, ju
     configuration → Elo) if given; every workflow paired effect with its bootstrap CI, a
     ``ci_contains_zero`` marker and :func:`sign_change_editability` (the same for every variant:
     it is a property of the effect)."""
-    chosen = judge if judge is not None else sorted(scores["judge"].unique())[0]
+    if scores["judge"].dropna().empty:
+        raise ValueError(NO_JUDGE_SCORES)
+    chosen = judge if judge is not None else sorted(scores["judge"].dropna().unique())[0]
     base = scores[scores["judge"] == chosen]
     universe = _task_universe(scores)
     variants = dict(variants) if variants is not None else weight_variants()

@@ -125,3 +125,21 @@ def test_results_pages_plots_and_live_leaderboard(study):
     annotator.login(username="ann2", password="pw-long-enough-1")
     assert annotator.get("/results/elo").status_code == 403
     assert annotator.get("/results/elo/live.json").status_code == 403
+
+
+def test_results_pages_answer_before_any_judge_run():
+    """A fresh study with artifacts but no judge record: every results page and plot answers, none crashes."""
+    config_a = configuration_create("cfg-a", model="m1", workflow="direct", position=0)
+    config_b = configuration_create("cfg-b", model="m1", workflow="specialized", position=1)
+    for i in range(3):
+        figure = figure_create(f"t-{i}", index=i)
+        artifact_create(config_a, figure)
+        artifact_create(config_b, figure)
+    user, _ = user_create_with_role(username="res-empty", password="pw-long-enough-1", role="researcher")
+    client = Client()
+    client.force_login(user)
+    for url in ("/results/", "/results/elo", "/results/agreement", "/results/plot/paired-effects.png", "/results/plot/scores.png",
+                "/results/plot/judge-runs.png", "/api/tables/config-scores/?format=json", "/api/tables/paired-effects/?format=json"):
+        assert client.get(url).status_code == 200, url
+    refused = client.get("/api/tables/judge-families/?format=json")
+    assert refused.status_code == 400 and "no judge scores yet" in refused.json()["detail"]

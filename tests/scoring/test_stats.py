@@ -254,3 +254,16 @@ def test_sign_change_closed_form():
     # Δ(e) = (100-e)/75*7.5 + e/25*(-5) = 10 - 0.3e  -> e* = 33.33
     assert st.sign_change_editability(dict(zip(RUBRIC_AXES, (7.5, 0, 0, -5, 0)))) == pytest.approx(100 / 3)
     assert np.isnan(st.sign_change_editability(dict(zip(RUBRIC_AXES, (0, 0, 0, 0, 0)))))
+
+
+def test_tables_without_any_judge_score_are_empty_or_say_why():
+    """Before the first judge run: empty tables (never a crash), and a clear reason where a table needs a judge."""
+    empty = pd.DataFrame([], columns=["artifact_id", "configuration", "model", "harness", "workflow", "task_id", "field", "judge",
+                                      "judge_family", "run", "gate_passed", "cap", "quality", "score", *st.AXES])
+    empty = empty.astype({c: float for c in ["cap", "quality", "score", *st.AXES]})
+    assert st.config_scores(empty, resamples=50).empty
+    assert st.paired_effects(empty, resamples=50).empty
+    with pytest.raises(ValueError, match="no judge scores yet"):
+        st.judge_families(empty)
+    with pytest.raises(ValueError, match="no judge scores yet"):
+        st.weight_sensitivity(empty, resamples=50)
