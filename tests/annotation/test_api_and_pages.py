@@ -268,3 +268,29 @@ def test_pool_is_rebuilt_when_figures_change_but_their_id_sum_does_not():
     pooled = set(Item.objects.filter(study=study, in_pool=True).values_list("figure_id", flat=True))
     assert pooled == {figs[1].pk, figs[2].pk}
     assert Study.objects.get(pk=study.pk).pool_signature != before
+
+
+def test_reason_for_decisive_votes_is_a_study_setting_and_researchers_only_read_studies(study):
+    from annotation.models import Study as StudyModel
+    from corpus.services import user_create_with_role
+
+    StudyModel.objects.filter(pk=study.pk).update(require_reason_decisive=True)
+    user = annotator()
+    study.annotators.add(user)
+    client = login(user)
+    token = client.post("/api/annotate/next/", content_type="application/json").json()["item"]["token"]
+    bare = client.post("/api/annotate/submit/", {"token": token, "outcome": "a", "dwell_ms": 10}, content_type="application/json")
+    assert bare.status_code == 400 and bare.json()["detail"] == "a short reason is required for this vote"
+    assert not Comparison.objects.exists()
+    given = client.post("/api/annotate/submit/", {"token": token, "outcome": "a", "reason": "labels match", "dwell_ms": 10},
+                        content_type="application/json")
+    assert given.status_code == 200 and Comparison.objects.get().reason == "labels match"
+
+    researcher, _ = user_create_with_role(username="res-one", password=PASSWORD, role="researcher")
+    reader = login(researcher)
+    assert reader.get("/api/studies/").status_code == 200
+    assert reader.get(f"/api/studies/{study.name}/coverage/").status_code == 200
+    assert reader.post("/api/studies/", {"name": "nope", "configurations": list(SLUGS[:2])}, content_type="application/json").status_code == 403
+    assert reader.post(f"/coordinate/{study.name}/", {"action": "status", "status": "closed"}).status_code == 403
+    # annotators read no study data at all
+    assert client.get("/api/studies/").status_code == 403 and client.get(f"/coordinate/{study.name}/").status_code in (302, 403)
