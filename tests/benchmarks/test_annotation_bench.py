@@ -26,6 +26,7 @@ import pytest
 ANNOTATORS, ROUNDS = 50, 8
 MAX_QUERIES = 20
 TARGET_RATIO = 3.0
+ALONE_ROUNDS = 30
 CSRF = "c" * 32  # any well-formed token works when cookie and header agree
 
 # --- the load generator (runs in its own process; standard library only) ------------------------
@@ -196,23 +197,33 @@ def test_fifty_annotators_next_and_submit(transactional_db):
     if connection.vendor != "postgresql":
         pytest.skip("the benchmark runs on PostgreSQL: set DATABASE_URL")
     study = paper_scale()
-    users = [annotator(f"bench-{i}") for i in range(ANNOTATORS)]
+    users = [annotator(f"bench-{i}") for i in range(ANNOTATORS + 1)]
     study.annotators.add(*users)
     cookies = []
     for u in users:
         client = Client()
         assert client.login(username=u.username, password=PASSWORD)
         cookies.append(f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}")
-    with gunicorn_serving(connection.settings_dict) as (host, port):
-        job = json.dumps({"host": host, "port": port, "cookies": cookies, "rounds": ROUNDS})
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+
+    def run_load(host, port, cookies, rounds):
+        job = json.dumps({"host": host, "port": port, "cookies": cookies, "rounds": rounds})
         done = subprocess.run([sys.executable, __file__], input=job, capture_output=True, text=True, timeout=1200, env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return json.loads(done.stdout)
+
+    with gunicorn_serving(connection.settings_dict) as (host, port):
+        result = run_load(host, port, cookies[:ANNOTATORS], ROUNDS)
+        # For the record: one annotator alone on the same server, i.e. the requests' own service time without queueing.
+        alone = run_load(host, port, cookies[ANNOTATORS:], ALONE_ROUNDS)
     timings, errors = result["timings"], result["errors"]
 
     def p(values, q):
         return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+    assert not alone["errors"], alone["errors"][:5]
+    print(f"one annotator alone, {ALONE_ROUNDS} rounds: " + " ".join(
+        f"{name} p50={p(values, 50):.1f} ms" for name, values in alone["timings"].items()))
 
     requests = sum(len(v) for v in timings.values())
     print(f"{ANNOTATORS} annotators x {ROUNDS} rounds under gunicorn (config/gunicorn.py): {requests} requests in "
@@ -224,7 +235,7 @@ def test_fifty_annotators_next_and_submit(transactional_db):
     ratios = {name: p(timings[name], 95) / p(timings["healthz"], 95) for name in ("next", "submit", "auth")}
     print("p95 ratio to /healthz: " + " ".join(f"{name}={ratio:.2f}" for name, ratio in ratios.items()))
     assert len(timings["next"]) == ANNOTATORS * ROUNDS
-    assert Comparison.objects.filter(study=study).count() == 4270 + ANNOTATORS * ROUNDS
+    assert Comparison.objects.filter(study=study).count() == 4270 + ANNOTATORS * ROUNDS + ALONE_ROUNDS
 
     # bounded SQL per request, measured in-process
     client = Client()
