@@ -337,17 +337,26 @@ def study_pool_sync(*, study: Study, force: bool = False) -> Study:
         rows = {(p.config_x_id, p.config_y_id): p for p in StudyPair.objects.filter(study=fresh)}
         for (x, y), row in rows.items():
             row.rank, row.votes, row.open_fresh, row.x_left, row.y_left = assignment.seeded_rank(seed, "pair", (x, y)), 0, 0, 0, 0
+        def pair_row(x: int, y: int) -> tuple[StudyPair | None, bool]:
+            """The pair's counter row, and whether (x, y) is in its order: items built before the configurations were
+            reordered keep their old x / y order, and still count for their pair."""
+            return (rows[(x, y)], False) if (x, y) in rows else (rows.get((y, x)), True)
+
         for x, y, n in (_current_votes(fresh).filter(counted=True).values_list("item__config_x_id", "item__config_y_id")
                         .annotate(n=Count("id")).order_by()):
-            if (x, y) in rows:
-                rows[(x, y)].votes = n
+            row, _ = pair_row(x, y)
+            if row is not None:
+                row.votes += n
         for x, y, n in (Lease.objects.filter(study=fresh, state=Lease.State.OPEN, is_overlap=False)
                         .values_list("item__config_x_id", "item__config_y_id").annotate(n=Count("id")).order_by()):
-            if (x, y) in rows:
-                rows[(x, y)].open_fresh = n
+            row, _ = pair_row(x, y)
+            if row is not None:
+                row.open_fresh += n
         for x, y, left, n in live.values_list("item__config_x_id", "item__config_y_id", "left_is_x").annotate(n=Count("id")).order_by():
-            if (x, y) in rows:
-                setattr(rows[(x, y)], "x_left" if left else "y_left", n)
+            row, swapped = pair_row(x, y)
+            if row is not None:
+                side = "x_left" if left != swapped else "y_left"
+                setattr(row, side, getattr(row, side) + n)
         StudyPair.objects.bulk_update(list(rows.values()), ["rank", "votes", "open_fresh", "x_left", "y_left"])
         Study.objects.filter(pk=fresh.pk).update(pool_signature=signature)
         if len(new) > 1000 and connection.vendor == "postgresql":

@@ -476,3 +476,21 @@ def test_unassigned_annotator_loses_the_open_item_and_closed_studies_refuse_undo
     services.study_status_set(study=study, status="closed")
     with pytest.raises(services.StudyUnavailable, match="closed"):
         services.comparison_undo(study=study, annotator=two)
+
+
+def test_votes_keep_counting_for_their_pair_after_configurations_are_reordered():
+    from agents.models import Configuration
+    from annotation.models import StudyPair
+
+    study, figs, configs = make_study(overlap_rate=0, target_per_pair=3)
+    user = annotator()
+    first, _ = vote(study, user)
+    x, y = first.item.config_x_id, first.item.config_y_id
+    # the declaration order flips: x now comes after y
+    Configuration.objects.filter(pk=x).update(position=99)
+    services.item_next(study=study, annotator=user)  # notices the change and rebuilds the pool
+    pair = StudyPair.objects.get(study=study, config_x_id=y, config_y_id=x)
+    assert pair.votes == 1
+    assert pair.x_left + pair.y_left == 1  # the voted lease is live; its side is told in the new order
+    assert pair.y_left == (1 if first.left_is_x else 0)
+    assert selectors.coverage_frame(study="pilot")["n"].sum() == 1
