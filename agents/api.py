@@ -2,7 +2,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
 
-from corpus.permissions import IsStaffResearcher
+from core.permissions import IsStaffResearcher
 
 from . import selectors
 from .configurations import configuration_pairs

@@ -6,13 +6,13 @@ class AgentsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from corpus.sample_data import SAMPLE_LOADERS
-        from corpus.tables import register_table
+        from core.sample_data import ORDER_ARTIFACTS, register_sample_loader
+        from core.tables import register_table
 
         from . import selectors
         from .sample_data import load_sample_corpus_and_artifacts
 
-        SAMPLE_LOADERS.append(load_sample_corpus_and_artifacts)
+        register_sample_loader("agents", load_sample_corpus_and_artifacts, order=ORDER_ARTIFACTS)
 
         register_table("configurations", selectors.configurations_table, title="Agent configurations")
         register_table("configuration-pairs", selectors.configuration_pairs_frame, title="Configuration pairs (within / across)")

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
 
 from .configurations import ConfigurationSpec, configuration_pairs
 from .models import Artifact, Configuration
@@ -152,3 +153,26 @@ def audit_summary_keys(*summaries: dict | None) -> list[str]:
     present = set().union(*(s or {} for s in summaries))
     known = [k for k in AUDIT_SUMMARY_ORDER if k in present]
     return known + sorted(present - set(AUDIT_SUMMARY_ORDER))
+
+
+def configurations_by_slugs(*, slugs) -> list[Configuration]:
+    """The configurations with these slugs, in declaration order (unknown slugs are simply absent)."""
+    return list(Configuration.objects.filter(slug__in=list(slugs)).order_by("position", "slug"))
+
+
+def artifact_keys(*, configuration_ids, figure_ids=None) -> list[tuple[int, int, int]]:
+    """(configuration id, figure id, artifact id) of the artifacts of these configurations (and figures)."""
+    artifacts = Artifact.objects.filter(configuration_id__in=list(configuration_ids))
+    if figure_ids is not None:
+        artifacts = artifacts.filter(figure_id__in=figure_ids)
+    return list(artifacts.values_list("configuration_id", "figure_id", "pk"))
+
+
+def artifact_newest_id() -> int:
+    """The id of the newest artifact (0 without any): a new import changes it."""
+    return Artifact.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+
+
+def artifact_newest_id_expression():
+    """artifact_newest_id as a subquery expression, for reads that fold it into one query."""
+    return Coalesce(Subquery(Artifact.objects.order_by("-pk").values("pk")[:1]), Value(0))

@@ -3,8 +3,8 @@ from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404
 from django.views.generic import TemplateView, View
 
-from corpus.permissions import RoleRequiredMixin
-from corpus.tables import frame_html, table_frame
+from core.permissions import RoleRequiredMixin
+from core.tables import frame_html, table_frame
 
 from . import selectors
 

@@ -3,14 +3,15 @@ import json
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from corpus.permissions import role_permission
-from corpus.roles import ANNOTATOR, COORDINATOR, RESEARCHER
-from corpus.tables import render_table
+from core.errors import Conflict, NotFound
+from core.permissions import role_permission
+from core.roles import ANNOTATOR, COORDINATOR, RESEARCHER
+from core.tables import render_table
 
 from . import selectors, services
 from .models import Study
@@ -20,10 +21,6 @@ IsCoordinator = role_permission(COORDINATOR)
 IsStudyReader = role_permission(COORDINATOR, RESEARCHER)
 
 
-def _error(error: services.AnnotationError) -> Response:
-    return Response({"detail": error.detail}, status=error.status)
-
-
 class AnnotatorApi(APIView):
     """Base: JSON only (no browsable pages that could echo more than the payload)."""
 
@@ -31,7 +28,8 @@ class AnnotatorApi(APIView):
     renderer_classes = [JSONRenderer]
 
     def study(self, request):
-        return selectors.study_for_annotator(user=request.user)
+        state = selectors.study_for_annotator(user=request.user)
+        return state.study if state is not None else None
 
 
 class ItemNextApi(AnnotatorApi):
@@ -46,16 +44,16 @@ class ItemNextApi(AnnotatorApi):
 
     @extend_schema(request=None, responses={200: OutputSerializer})
     def post(self, request):
-        study = self.study(request)
-        if study is None:
+        state = selectors.study_for_annotator(user=request.user)
+        if state is None:
             return Response({"state": "none", "detail": "You are not assigned to a study yet."})
         try:
-            lease = services.item_next(study=study, annotator=request.user, fresh=True)
+            served = services.item_next(study=state.study, annotator=request.user, state=state)
         except services.StudyUnavailable as error:
             return Response({"state": "paused", "detail": error.detail})
-        if lease is None:
-            return Response({"state": "done", "summary": selectors.annotator_summary(study=study, user=request.user)})
-        return Response({"state": "item", "item": selectors.lease_payload(lease=lease)})
+        if served is None:
+            return Response({"state": "done", "summary": selectors.annotator_summary(study=state.study, user=request.user)})
+        return Response({"state": "item", "item": selectors.lease_payload(lease=served.lease, done=served.done)})
 
 
 class ComparisonSubmitApi(AnnotatorApi):
@@ -73,13 +71,10 @@ class ComparisonSubmitApi(AnnotatorApi):
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            vote = services.comparison_submit(annotator=request.user, **data.validated_data)
-        except services.AnnotationError as error:
-            return _error(error)
-        done = getattr(vote, "progress_done", None)  # counted by the submit itself where it could
-        progress = selectors.annotator_progress(study=vote.study, user=request.user) if done is None else {"done": done, "quota": vote.study.quota_per_annotator}
-        return Response({"stored": True, "counted": vote.counted, "outcome": vote.outcome, "progress": progress})
+        vote = services.comparison_submit(annotator=request.user, **data.validated_data)
+        comparison = vote.comparison
+        progress = {"done": vote.done, "quota": comparison.study.quota_per_annotator}
+        return Response({"stored": True, "counted": comparison.counted, "outcome": comparison.outcome, "progress": progress})
 
 
 class LeaseSkipApi(AnnotatorApi):
@@ -94,10 +89,7 @@ class LeaseSkipApi(AnnotatorApi):
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            services.lease_skip(annotator=request.user, **data.validated_data)
-        except services.AnnotationError as error:
-            return _error(error)
+        services.lease_skip(annotator=request.user, **data.validated_data)
         return Response({"skipped": True})
 
 
@@ -106,12 +98,10 @@ class ComparisonUndoApi(AnnotatorApi):
     def post(self, request):
         study = self.study(request)
         if study is None:
-            return Response({"detail": "You are not assigned to a study yet."}, status=status.HTTP_409_CONFLICT)
-        try:
-            lease = services.comparison_undo(study=study, annotator=request.user)
-        except services.AnnotationError as error:
-            return _error(error)
-        return Response({"state": "item", "item": selectors.lease_payload(lease=lease)})
+            raise Conflict("You are not assigned to a study yet.")
+        lease = services.comparison_undo(study=study, annotator=request.user)
+        done = selectors.annotator_progress(study=study, user=request.user)["done"]
+        return Response({"state": "item", "item": selectors.lease_payload(lease=lease, done=done)})
 
 
 class SessionSummaryApi(AnnotatorApi):
@@ -119,7 +109,7 @@ class SessionSummaryApi(AnnotatorApi):
     def get(self, request):
         study = self.study(request)
         if study is None:
-            return Response({"detail": "You are not assigned to a study yet."}, status=status.HTTP_404_NOT_FOUND)
+            raise NotFound("You are not assigned to a study yet.")
         return Response(selectors.annotator_summary(study=study, user=request.user))
 
 
@@ -151,25 +141,21 @@ class StudyOutputSerializer(serializers.Serializer):
 
 
 class StudyListApi(APIView):
-    class InputSerializer(serializers.Serializer):
-        class Meta:
-            ref_name = "StudyCreateInput"
+    class InputSerializer(serializers.ModelSerializer):
+        """The study's settings come from the model (defaults, limits, help): one place."""
 
-        name = serializers.SlugField(max_length=80)
-        description = serializers.CharField(required=False, allow_blank=True, default="")
         configurations = serializers.ListField(child=serializers.CharField(), min_length=2)
         figures = serializers.ListField(child=serializers.CharField(), required=False, help_text="task ids; omitted: the whole corpus")
         figure_fields = serializers.ListField(child=serializers.CharField(), required=False, help_text="only figures of these source fields")
-        figure_sample = serializers.IntegerField(min_value=1, required=False, allow_null=True,
+        figure_sample = serializers.IntegerField(min_value=1, max_value=10_000_000, required=False, allow_null=True,
                                                  help_text="a seeded sample (the study's seed) of this many of the chosen figures")
-        target_per_pair = serializers.IntegerField(min_value=1, default=20)
-        overlap_rate = serializers.FloatField(min_value=0, max_value=1, default=0.05)
-        seed = serializers.IntegerField(default=0)
-        include_gate_failed = serializers.BooleanField(default=True)
-        require_reason_decisive = serializers.BooleanField(default=False)
-        min_dwell_ms = serializers.IntegerField(min_value=0, default=3000)
-        lease_seconds = serializers.IntegerField(min_value=30, default=900)
-        quota_per_annotator = serializers.IntegerField(min_value=1, default=50)
+
+        class Meta:
+            model = Study
+            ref_name = "StudyCreateInput"
+            fields = ("name", "configurations", "figures", "figure_fields", "figure_sample", *services.STUDY_SETTINGS)
+            # Uniqueness is the service's to check (with a message naming the study), not the serializer's.
+            extra_kwargs = {"name": {"validators": []}}
 
     def get_permissions(self):
         return [(IsCoordinator if self.request.method == "POST" else IsStudyReader)()]
@@ -182,10 +168,7 @@ class StudyListApi(APIView):
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            study = services.study_create(**data.validated_data)
-        except ValueError as error:
-            return Response({"detail": str(error)}, status=400)
+        study = services.study_create(**data.validated_data)
         return Response(StudyOutputSerializer(study).data, status=201)
 
 

@@ -5,10 +5,12 @@ import logging
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse, JsonResponse
 
+from core.errors import INTERNAL_ERROR
+
 logger = logging.getLogger("annotation")
 
 ANNOTATOR_PATHS = ("/annotate/", "/api/annotate/")
-FAILED = "The server could not complete this request. Reload the page to continue; your earlier votes are kept."
+FAILED = INTERNAL_ERROR
 
 
 class AnnotatorErrorMiddleware:
@@ -23,5 +25,5 @@ class AnnotatorErrorMiddleware:
             return None
         logger.exception("annotator request failed: %s %s", request.method, request.path)
         if request.path.startswith("/api/"):
-            return JsonResponse({"detail": FAILED}, status=500)
+            return JsonResponse({"error": "internal", "detail": FAILED}, status=500)
         return HttpResponse(FAILED, status=500, content_type="text/plain; charset=utf-8")

@@ -1,8 +1,14 @@
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-from agents.models import Artifact, Configuration
-from corpus.models import Figure
+INT32_MAX = 2**31 - 1  # the range of a PositiveIntegerField on every database
+INT64 = 2**63
+
+
+def _bounded(low: int, high: int = INT32_MAX) -> list:
+    return [MinValueValidator(low), MaxValueValidator(high)]
+
 
 
 class Study(models.Model):
@@ -16,17 +22,22 @@ class Study(models.Model):
     name = models.SlugField(max_length=80, unique=True)
     description = models.TextField(blank=True)
     # Ordered by Configuration.position (declaration order) wherever they are listed.
-    configurations = models.ManyToManyField(Configuration, related_name="studies")
+    configurations = models.ManyToManyField("agents.Configuration", related_name="studies")
     # Empty means "every figure of the corpus".
-    figures = models.ManyToManyField(Figure, related_name="studies", blank=True)
-    target_per_pair = models.PositiveIntegerField(default=20)
-    overlap_rate = models.FloatField(default=0.05, help_text="share of items shown to a second annotator")
-    seed = models.BigIntegerField(default=0)
-    include_gate_failed = models.BooleanField(default=True)
-    require_reason_decisive = models.BooleanField(default=False)
-    min_dwell_ms = models.PositiveIntegerField(default=3000)
-    lease_seconds = models.PositiveIntegerField(default=900)
-    quota_per_annotator = models.PositiveIntegerField(default=50, help_text="items in one annotator's session (N of 'k of N')")
+    figures = models.ManyToManyField("corpus.Figure", related_name="studies", blank=True)
+    target_per_pair = models.PositiveIntegerField(default=20, validators=_bounded(1, 1_000_000),
+                                                  help_text="comparisons wanted per configuration pair")
+    overlap_rate = models.FloatField(default=0.05, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+                                     help_text="share of items shown to a second annotator")
+    seed = models.BigIntegerField(default=0, validators=_bounded(-INT64, INT64 - 1), help_text="seeds every draw of the study")
+    include_gate_failed = models.BooleanField(default=True, verbose_name="include gate-failed artifacts")
+    require_reason_decisive = models.BooleanField(default=False, verbose_name="require a reason for decisive votes")
+    min_dwell_ms = models.PositiveIntegerField(default=3000, validators=_bounded(0), verbose_name="minimum dwell (ms)",
+                                               help_text="votes made faster than this are stored but not counted")
+    lease_seconds = models.PositiveIntegerField(default=900, validators=_bounded(30, 7 * 24 * 3600),
+                                                help_text="how long an item stays with an annotator before it returns to the pool")
+    quota_per_annotator = models.PositiveIntegerField(default=50, validators=_bounded(1, 1_000_000), verbose_name="items per annotator",
+                                                      help_text="items in one annotator's session (N of 'k of N')")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
     # What the materialised pool (Item rows, StudyPair / StudyFigure counters) was built from; "" = not built yet.
     pool_signature = models.CharField(max_length=200, blank=True, default="", editable=False)
@@ -45,11 +56,11 @@ class Item(models.Model):
     """(figure, artifact x, artifact y) of two configurations, x before y in declaration order."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
-    figure = models.ForeignKey(Figure, on_delete=models.CASCADE, related_name="+")
-    config_x = models.ForeignKey(Configuration, on_delete=models.CASCADE, related_name="+")
-    config_y = models.ForeignKey(Configuration, on_delete=models.CASCADE, related_name="+")
-    artifact_x = models.ForeignKey(Artifact, on_delete=models.CASCADE, related_name="+")
-    artifact_y = models.ForeignKey(Artifact, on_delete=models.CASCADE, related_name="+")
+    figure = models.ForeignKey("corpus.Figure", on_delete=models.CASCADE, related_name="+")
+    config_x = models.ForeignKey("agents.Configuration", on_delete=models.CASCADE, related_name="+")
+    config_y = models.ForeignKey("agents.Configuration", on_delete=models.CASCADE, related_name="+")
+    artifact_x = models.ForeignKey("agents.Artifact", on_delete=models.CASCADE, related_name="+")
+    artifact_y = models.ForeignKey("agents.Artifact", on_delete=models.CASCADE, related_name="+")
     is_overlap = models.BooleanField(default=False, help_text="served to more than one annotator on purpose")
     created_at = models.DateTimeField(auto_now_add=True)
     # The pool: one Item per (pair, figure) with both artifacts, materialised by services.study_pool_sync.
@@ -74,8 +85,8 @@ class StudyPair(models.Model):
     """Per configuration pair of a study: the counters the assignment engine orders pairs by."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="pool_pairs")
-    config_x = models.ForeignKey(Configuration, on_delete=models.CASCADE, related_name="+")
-    config_y = models.ForeignKey(Configuration, on_delete=models.CASCADE, related_name="+")
+    config_x = models.ForeignKey("agents.Configuration", on_delete=models.CASCADE, related_name="+")
+    config_y = models.ForeignKey("agents.Configuration", on_delete=models.CASCADE, related_name="+")
     rank = models.CharField(max_length=64, help_text="seeded tie-breaker among pairs")
     votes = models.PositiveIntegerField(default=0, help_text="current counted votes")
     open_fresh = models.PositiveIntegerField(default=0, help_text="open leases that are not overlap leases")
@@ -90,7 +101,7 @@ class StudyFigure(models.Model):
     """Per figure of a study: live leases over all its items (figures are spread evenly)."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="pool_figures")
-    figure = models.ForeignKey(Figure, on_delete=models.CASCADE, related_name="+")
+    figure = models.ForeignKey("corpus.Figure", on_delete=models.CASCADE, related_name="+")
     uses = models.PositiveIntegerField(default=0)
 
     class Meta:
@@ -146,9 +157,9 @@ class Comparison(models.Model):
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="comparisons")
     annotator_name = models.CharField(max_length=150, help_text="username, or the name given by an imported row")
     # Display order: A was shown on the left.
-    artifact_a = models.ForeignKey(Artifact, on_delete=models.PROTECT, related_name="+")
-    artifact_b = models.ForeignKey(Artifact, on_delete=models.PROTECT, related_name="+")
-    left_config = models.ForeignKey(Configuration, on_delete=models.PROTECT, related_name="+")
+    artifact_a = models.ForeignKey("agents.Artifact", on_delete=models.PROTECT, related_name="+")
+    artifact_b = models.ForeignKey("agents.Artifact", on_delete=models.PROTECT, related_name="+")
+    left_config = models.ForeignKey("agents.Configuration", on_delete=models.PROTECT, related_name="+")
     outcome = models.CharField(max_length=12, choices=Outcome.choices)
     reason = models.TextField(blank=True)
     dwell_ms = models.PositiveIntegerField(null=True)
@@ -159,6 +170,11 @@ class Comparison(models.Model):
     superseded = models.BooleanField(default=False)
     imported = models.BooleanField(default=False)
     created_at = models.DateTimeField()
+    # What the annotator saw, fixed when the vote was made (a later re-render or re-audit never changes these).
+    render_sha256_a = models.CharField(max_length=64, blank=True, default="")
+    render_sha256_b = models.CharField(max_length=64, blank=True, default="")
+    audit_sha256_a = models.CharField(max_length=64, blank=True, default="")
+    audit_sha256_b = models.CharField(max_length=64, blank=True, default="")
 
     class Meta:
         ordering = ["created_at", "pk"]

@@ -3,19 +3,21 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import json
 import statistics
+from dataclasses import dataclass
 
 import pandas as pd
 from django.core.cache import cache
 from django.core.files.storage import default_storage
-from django.db.models import BigIntegerField, CharField, Count, F, Func, Q, QuerySet, Subquery
-from django.db.models.expressions import RawSQL
+from django.db.models import BigIntegerField, ExpressionWrapper, CharField, Count, Exists, F, Func, OuterRef, Q, QuerySet, Subquery, Sum, Value
+from django.db.models.functions import Coalesce, Mod
 from django.utils import timezone
 from PIL import Image, ImageDraw
 
 from agents import selectors as agent_selectors
-from agents.models import Artifact
+from core.errors import Invalid, NotFound
 from corpus.protocol import SPARSE_PAIR_THRESHOLD, TIE_OUTCOMES
 
 from .models import Comparison, Item, Lease, Study
@@ -33,18 +35,18 @@ def study_list() -> QuerySet[Study]:
 
 
 def study_resolve(*, study: str | None) -> Study:
-    """The study named `study`, or the only study when None; LookupError otherwise."""
+    """The study named `study`, or the only study when None; NotFound / Invalid otherwise."""
     if study:
         found = Study.objects.filter(name=study).first()
         if found is None:
             known = ", ".join(Study.objects.values_list("name", flat=True)) or "none yet"
-            raise LookupError(f"no study named {study!r} (known: {known})")
+            raise NotFound(f"no study named {study!r} (known: {known})")
         return found
     names = list(Study.objects.order_by("name").values_list("name", flat=True)[:11])
     if not names:
-        raise LookupError("there is no study yet: create one on /coordinate/ or with import_comparisons")
+        raise NotFound("there is no study yet: create one on /coordinate/ or with import_comparisons")
     if len(names) > 1:
-        raise LookupError(f"there are several studies ({', '.join(names[:10])}); name one with --study / ?study=")
+        raise Invalid(f"there are several studies ({', '.join(names[:10])}); name one with --study / ?study=")
     return Study.objects.get(name=names[0])
 
 
@@ -61,53 +63,75 @@ def scalar_subquery(queryset, function: str, field: str):
 SIGNATURE_PRIME = 2147483647  # 2**31 − 1: every product below stays under 2**63, every sum of terms far below it
 
 
-def _set_fingerprint_sql(key: str) -> str:
-    """SQL aggregates fingerprinting the multiset of integer `key`s of the rows: their count and their power sums
-    Σk, Σk², Σk³ modulo a prime (no overflow on SQLite or PostgreSQL). Unlike a sum alone ({1, 4} and {2, 3} share
-    one), count and the first three power sums tell apart any two sets of up to three elements (Newton's identities)
-    and larger ones unless they collide in three sums at once."""
-    mod = f"%% {SIGNATURE_PRIME}"  # "%%": the text goes through the driver's parameter formatting (RawSQL), as "%"
-    k = f"(({key}) {mod})"
-    sums = [k, f"{k} * {k} {mod}", f"{k} * {k} {mod} * {k} {mod}"]
-    parts = ["CAST(COUNT(*) AS TEXT)"] + [f"CAST(COALESCE(SUM({term}), 0) {mod} AS TEXT)" for term in sums]
-    return " || ',' || ".join(parts)
+def _set_fingerprint(through, key, name: str) -> dict:
+    """Annotations fingerprinting the multiset of integer `key`s of a study's rows in a link table: their count and
+    their power sums Σk, Σk², Σk³ modulo a prime (no overflow on either database). Unlike a sum alone ({1, 4} and
+    {2, 3} share one), count and the first three power sums tell apart any two sets of up to three elements (Newton's
+    identities) and larger ones unless they collide in three sums at once."""
+    p = Value(SIGNATURE_PRIME)
+
+    def mod(value):
+        return Mod(value, p, output_field=BigIntegerField())
+
+    def total(value):
+        return Sum(value, output_field=BigIntegerField())
+
+    k = mod(key)
+    terms = {"n": Count("pk"), "s1": mod(total(k)), "s2": mod(total(mod(k * k))), "s3": mod(total(mod(mod(k * k) * k)))}
+    rows = through.objects.filter(study_id=OuterRef("pk")).order_by().values("study_id")
+    return {f"sig_{name}_{t}": Coalesce(Subquery(rows.annotate(v=term).values("v")[:1]), Value(0), output_field=BigIntegerField())
+            for t, term in terms.items()}
 
 
-def _pool_signature_sql() -> str:
-    """What a study's assignment pool is built from, as one SQL text expression over the outer study row: the seed, its
-    configurations (ids, and each id with its position), its figures (ids) and the newest artifact. Sets are compared by
-    _set_fingerprint_sql, not by sums. Cheap: one pass over each of the study's two link tables and an index read."""
-    study = Study._meta.db_table
-    configurations, figures = Study.configurations.through._meta.db_table, Study.figures.through._meta.db_table
-    configuration, artifact = Study.configurations.field.related_model._meta.db_table, Artifact._meta.db_table
-
-    def text(sql: str) -> str:
-        return f"CAST(({sql}) AS TEXT)"
-
-    # A configuration's id with its position: moving configurations changes the pairs' x / y order.
-    placed = f"(t.configuration_id %% {SIGNATURE_PRIME}) * 1000003 + c.position"
-    parts = [
-        f"{study}.seed",
-        f"SELECT {_set_fingerprint_sql('t.configuration_id')} FROM {configurations} t WHERE t.study_id = {study}.id",
-        f"SELECT {_set_fingerprint_sql(placed)} FROM {configurations} t JOIN {configuration} c ON c.id = t.configuration_id "
-        f"WHERE t.study_id = {study}.id",
-        f"SELECT {_set_fingerprint_sql('t.figure_id')} FROM {figures} t WHERE t.study_id = {study}.id",
-        f"SELECT COALESCE(MAX(a.id), 0) FROM {artifact} a",
-    ]
-    return "'v3:' || " + " || ':' || ".join(text(p) for p in parts)
+def _pool_signature() -> dict:
+    """What a study's assignment pool is built from, as annotations over the study row: the seed, its configurations
+    (ids, and each id with its position: moving configurations changes the pairs' x / y order), its figures (ids)
+    and the newest artifact. Cheap: index reads over the study's link tables."""
+    configurations, figures = Study.configurations.through, Study.figures.through
+    placed = ExpressionWrapper(Mod(F("configuration_id"), Value(SIGNATURE_PRIME)) * Value(1000003) + F("configuration__position"),
+                               output_field=BigIntegerField())
+    return {"sig_seed": F("seed"), **_set_fingerprint(configurations, F("configuration_id"), "configurations"),
+            **_set_fingerprint(configurations, placed, "placed"), **_set_fingerprint(figures, F("figure_id"), "figures"),
+            "sig_artifact": agent_selectors.artifact_newest_id_expression()}
 
 
-def study_with_pool_signature() -> QuerySet[Study]:
-    """Studies with `pool_signature_now`, what their assignment pool would be built from now (services.study_pool_sync
-    stores it in pool_signature), read in the same query."""
-    return Study.objects.annotate(pool_signature_now=RawSQL(_pool_signature_sql(), [], output_field=CharField()))
+_SIGNATURE_PARTS = tuple(_pool_signature())
 
 
-def study_for_annotator(*, user) -> Study | None:
-    """The first active study the annotator is assigned to (then paused ones, so they see why), read with its pool
-    signature so that services.item_next(fresh=True) need not read it again."""
-    studies = study_with_pool_signature().filter(annotators=user).exclude(status=Study.Status.CLOSED)
-    return studies.filter(status=Study.Status.ACTIVE).order_by("created_at").first() or studies.order_by("created_at").first()
+@dataclass(frozen=True)
+class StudyState:
+    """A study as the engine needs it, read in one query: whether its pool is current, and whether any of its open
+    leases are past their time."""
+
+    study: Study
+    signature: str
+    leases_due: bool
+
+    @property
+    def pool_current(self) -> bool:
+        return self.signature == self.study.pool_signature
+
+
+def _with_state(studies: QuerySet[Study]) -> QuerySet[Study]:
+    due = Lease.objects.filter(study_id=OuterRef("pk"), state=Lease.State.OPEN, expires_at__lte=timezone.now())
+    return studies.annotate(**_pool_signature(), leases_due_now=Exists(due))
+
+
+def _state(study: Study) -> StudyState:
+    parts = [str(getattr(study, name)) for name in _SIGNATURE_PARTS]
+    return StudyState(study=study, signature="v4:" + ":".join(parts), leases_due=study.leases_due_now)
+
+
+def study_state(*, study_id: int) -> StudyState:
+    return _state(_with_state(Study.objects.all()).get(pk=study_id))
+
+
+def study_for_annotator(*, user) -> StudyState | None:
+    """The first active study the annotator is assigned to (then paused ones, so they see why), with its state, so
+    that the engine need not read it again."""
+    studies = _with_state(Study.objects.filter(annotators=user).exclude(status=Study.Status.CLOSED))
+    found = studies.filter(status=Study.Status.ACTIVE).order_by("created_at").first() or studies.order_by("created_at").first()
+    return _state(found) if found is not None else None
 
 
 def lease_owned(*, token: str, user) -> Lease | None:
@@ -127,13 +151,13 @@ def annotator_progress(*, study: Study, user) -> dict:
     return {"done": done, "quota": study.quota_per_annotator}
 
 
-def lease_payload(*, lease: Lease) -> dict:
-    """What the annotator's page needs for one item. Opaque token and relative image URLs only."""
+def lease_payload(*, lease: Lease, done: int) -> dict:
+    """What the annotator's page needs for one item, `done` items into their session. Opaque token and relative image
+    URLs only."""
     item, study = lease.item, lease.study
     a, b = (item.artifact_x, item.artifact_y) if lease.left_is_x else (item.artifact_y, item.artifact_x)
     audit_a, audit_b = _audit_rows(a.audit_summary, b.audit_summary)
-    done = getattr(lease, "progress_done", None)  # set by services.item_next when it has just counted them
-    progress = annotator_progress(study=study, user=lease.annotator) if done is None else {"done": done, "quota": study.quota_per_annotator}
+    progress = {"done": done, "quota": study.quota_per_annotator}
     return {
         "token": lease.token,
         "images": {side: f"/annotate/img/{lease.token}/{side}" for side in IMAGE_SIDES},
@@ -217,7 +241,7 @@ def comparisons_frame(*, study: str | None = None) -> pd.DataFrame:
     rows = list(_current(resolved).filter(counted=True).order_by("created_at", "pk").values_list(
         "comparison_id", "study__name", "item__figure__task_id", "annotator_name", "artifact_a__configuration__slug",
         "artifact_b__configuration__slug", "left_config__slug", "outcome", "reason", "created_at", "dwell_ms",
-        "artifact_a__render_sha256", "artifact_b__render_sha256", "artifact_a__audit_summary", "artifact_b__audit_summary",
+        "render_sha256_a", "render_sha256_b", "audit_sha256_a", "audit_sha256_b",
         "artifact_a_id", "artifact_b_id", "decision_ms",
     ))
     kinds = _pair_kinds([c.slug for c in study_configurations(resolved)])
@@ -225,7 +249,7 @@ def comparisons_frame(*, study: str | None = None) -> pd.DataFrame:
     for r in rows:
         record = dict(zip(BATTLE_COLUMNS[:13], r[:13]))
         record["created_at"] = r[9].isoformat()
-        record["audit_sha256_a"], record["audit_sha256_b"] = audit_digest(r[13]), audit_digest(r[14])
+        record["audit_sha256_a"], record["audit_sha256_b"] = r[13], r[14]
         record["artifact_a_id"], record["artifact_b_id"], record["decision_ms"] = r[15], r[16], r[17]
         record["matchup"] = kinds.get(frozenset((r[4], r[5])), "across")
         out.append(record)

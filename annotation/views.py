@@ -11,8 +11,9 @@ from django.views.generic import TemplateView, View
 
 from agents import selectors as agent_selectors
 from corpus import selectors as corpus_selectors
-from corpus.permissions import RoleRequiredMixin
-from corpus.roles import ANNOTATOR, COORDINATOR, RESEARCHER, user_has_role
+from core.errors import AppError
+from core.permissions import RoleRequiredMixin
+from core.roles import ANNOTATOR, COORDINATOR, RESEARCHER, user_has_role
 
 from . import selectors, services
 from .models import Lease, Study
@@ -46,24 +47,24 @@ class LeaseImageView(RoleRequiredMixin, View):
         return response
 
 
-class StudyForm(forms.Form):
-    name = forms.SlugField(max_length=80)
-    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+class StudyForm(forms.ModelForm):
+    """The study's settings come from the model (defaults, limits, labels, help): one place."""
+
     configurations = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
-    target_per_pair = forms.IntegerField(min_value=1, initial=20)
-    overlap_rate = forms.FloatField(min_value=0, max_value=1, initial=0.05)
-    seed = forms.IntegerField(initial=0)
-    quota_per_annotator = forms.IntegerField(min_value=1, initial=50, label="items per annotator")
-    min_dwell_ms = forms.IntegerField(min_value=0, initial=3000, label="minimum dwell (ms)")
-    lease_seconds = forms.IntegerField(min_value=30, initial=900)
-    include_gate_failed = forms.BooleanField(required=False, initial=True, label="include gate-failed artifacts")
-    require_reason_decisive = forms.BooleanField(required=False, initial=False, label="require a reason for decisive votes")
     figure_fields = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple, label="source fields",
                                               help_text="none ticked: every field")
     figures = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3, "placeholder": "task ids, one per line"}),
                               label="figures", help_text="empty: every figure of the corpus")
-    figure_sample = forms.IntegerField(required=False, min_value=1, label="sample size",
+    figure_sample = forms.IntegerField(required=False, min_value=1, max_value=10_000_000, label="sample size",
                                        help_text="a seeded sample of this many of the chosen figures (a pilot); empty: all")
+
+    class Meta:
+        model = Study
+        fields = ("name", "configurations", *services.STUDY_SETTINGS, "figure_fields", "figures", "figure_sample")
+        widgets = {"description": forms.Textarea(attrs={"rows": 2})}
+
+    def validate_unique(self):
+        """Uniqueness is the service's to check, with a message naming the study."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -103,8 +104,8 @@ class CoordinateView(RoleRequiredMixin, TemplateView):
             data = dict(form.cleaned_data)
             try:
                 study = services.study_create(**data)
-            except ValueError as error:
-                form.add_error(None, str(error))
+            except AppError as error:
+                form.add_error(None, error.detail)
             else:
                 messages.success(request, f"Study {study.name} created.")
                 return redirect("annotation:study-dashboard", name=study.name)
@@ -132,8 +133,8 @@ class StudyDashboardView(RoleRequiredMixin, TemplateView):
             try:
                 services.study_status_set(study=study, status=request.POST.get("status", ""))
                 messages.success(request, f"Study {study.name} is now {study.status}.")
-            except ValueError as error:
-                messages.error(request, str(error))
+            except AppError as error:
+                messages.error(request, error.detail)
         elif action == "annotators":
             ids = [int(pk) for pk in request.POST.getlist("annotators") if pk.isdigit()]
             services.study_annotators_set(study=study, users=annotator_users().filter(pk__in=ids))
@@ -145,8 +146,8 @@ class StudyDashboardView(RoleRequiredMixin, TemplateView):
                 return redirect("annotation:study-dashboard", name=study.name)
             try:
                 invitation = services.annotator_invite(study=study, **form.cleaned_data)
-            except ValueError as error:
-                messages.error(request, f"Invite: {error}")
+            except AppError as error:
+                messages.error(request, f"Invite: {error.detail}")
             else:
                 name = invitation.user.get_username()
                 if invitation.set_password_path:

@@ -8,7 +8,7 @@ class BtEloConfig(AppConfig):
     def ready(self) -> None:
         from importlib import import_module
 
-        from corpus.tables import register_table
+        from core.tables import register_table
 
         class LazySelectors:
             """Resolve selectors at call time, so app loading never imports the other apps' modules."""

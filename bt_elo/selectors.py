@@ -4,6 +4,8 @@ The only place that reads both annotation and scoring (DESIGN: bt_elo joins them
 """
 from __future__ import annotations
 
+from core.errors import AppError, Invalid
+
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
@@ -29,7 +31,7 @@ def study_configurations(comparisons: pd.DataFrame, *, study: str | None = None)
     try:
         resolved = annotation_selectors.study_resolve(study=study)
         slugs = [c.slug for c in resolved.configurations.order_by("position", "slug")]
-    except LookupError:
+    except AppError:
         slugs = []
     seen = set(slugs)
     for column in ("config_a", "config_b"):
@@ -169,14 +171,17 @@ def iaa_table(*, study: str | None = None) -> pd.DataFrame:
 def _elo_series(study: str | None) -> pd.Series | None:
     try:
         table = elo_table(study=study)
-    except LookupError:
+    except AppError:
         return None
     return table.set_index("configuration")["elo"] if len(table) else None
 
 
 def weight_sensitivity_tables(*, study: str | None = None, judge: str | None = None):
     scores = scoring_selectors.scores_frame(judge=judge)
-    return scoring_stats.weight_sensitivity(scores, elo=_elo_series(study), judge=judge)
+    try:
+        return scoring_stats.weight_sensitivity(scores, elo=_elo_series(study), judge=judge)
+    except scoring_stats.NoJudgeScores as error:
+        raise Invalid(str(error)) from None
 
 
 def weight_sensitivity_table(*, study: str | None = None, judge: str | None = None) -> pd.DataFrame:

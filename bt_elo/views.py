@@ -1,4 +1,5 @@
 import time
+from core.errors import AppError
 from urllib.parse import urlencode
 
 from django.core.cache import cache
@@ -7,9 +8,9 @@ from django.utils.html import format_html
 from django.views.generic import TemplateView, View
 
 from agents import selectors as agent_selectors
-from corpus.permissions import RoleRequiredMixin
-from corpus.roles import COORDINATOR, RESEARCHER
-from corpus.tables import TABLES, frame_html, table_frame
+from core.permissions import RoleRequiredMixin
+from core.roles import COORDINATOR, RESEARCHER
+from core.tables import TABLES, frame_html, table_frame
 from scoring import selectors as scoring_selectors
 
 from . import plots, selectors, services, tasks
@@ -32,7 +33,7 @@ def _table_blocks(names, params, plots_for=None) -> list[dict]:
         try:
             frame = table_frame(name, **params)
             html = frame_html(frame)
-        except (LookupError, ValueError) as error:  # no study yet, no judge scores yet: say so in place of the table
+        except AppError as error:  # no study yet, no judge scores yet: say so in place of the table
             html = format_html("<p>{}</p>", str(error))
         block = {"name": name, "title": TABLES[name].title, "html": html, "query": query}
         if plots_for and name in plots_for:
@@ -80,7 +81,7 @@ class AgreementView(RoleRequiredMixin, TemplateView):
 def _human_baseline(study):
     try:
         iaa = selectors.iaa_table(study=study)
-    except LookupError:
+    except AppError:
         return None
     return float(iaa["raw_agreement"].iloc[0]) if len(iaa) and "raw_agreement" in iaa else None
 
@@ -122,7 +123,7 @@ class LiveLeaderboardView(RoleRequiredMixin, View):
         if payload is None or time.time() - payload["computed_at"] > services.LEADERBOARD_STALE_SECONDS:
             try:
                 tasks.leaderboard_refresh.delay(study)
-            except LookupError as error:
+            except AppError as error:
                 return JsonResponse({"status": "unavailable", "detail": str(error), "rows": []})
             payload = cache.get(services.leaderboard_key(study)) or payload
         if payload is None:

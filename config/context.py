@@ -1,4 +1,4 @@
-from corpus.roles import user_roles
+from core.roles import user_roles
 
 
 def roles(request):

@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "core",
     "corpus",
     "agents",
     "scoring",
@@ -191,6 +192,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "core.api.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "refig-study API",
@@ -198,7 +200,7 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     # /api/schema/ and /api/docs/ list every endpoint and field: coordinators, researchers and staff only.
-    "SERVE_PERMISSIONS": ["corpus.permissions.IsStaffResearcher"],
+    "SERVE_PERMISSIONS": ["core.permissions.IsStaffResearcher"],
 }
 
 # --- security -------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ urlpatterns = [
         template_name="registration/password_set_done.html"), name="password-set-done"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("", include("core.urls")),
     path("", include("corpus.urls")),
     path("", include("agents.urls")),
     path("", include("annotation.urls")),

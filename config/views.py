@@ -2,7 +2,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 
-from corpus.roles import ANNOTATOR, user_roles
+from core.roles import ANNOTATOR, user_roles
 
 
 @login_required

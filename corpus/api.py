@@ -1,13 +1,10 @@
-from django.http import FileResponse, HttpResponse
+from django.http import FileResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
-from rest_framework.renderers import JSONRenderer
-from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from . import selectors
-from .permissions import IsStaffResearcher
-from .tables import TableError, render_table, table_frame
+from core.permissions import IsStaffResearcher
 
 
 class FigureOutputSerializer(serializers.Serializer):
@@ -72,35 +69,3 @@ class FigureImageApi(APIView):
         figure = get_object_or_404(selectors.figure_list(), task_id=task_id)
         content_type = "image/png" if figure.image_format == "PNG" else "image/jpeg"
         return FileResponse(figure.image.open("rb"), content_type=content_type)
-
-
-class TableApi(APIView):
-    """Any registered table: ?format=csv|json, ?study=, ?judge=, ?run=."""
-
-    permission_classes = [IsStaffResearcher]
-
-    def perform_content_negotiation(self, request, force=False):
-        # `format` selects the table encoding here, not a DRF renderer.
-        return (JSONRenderer(), "application/json")
-
-    @extend_schema(
-        parameters=[OpenApiParameter(p, str) for p in ("format", "study", "judge", "run")],
-        responses={200: dict},
-    )
-    def get(self, request, name: str):
-        fmt = request.query_params.get("format", "json")
-        if fmt not in ("csv", "json"):
-            return Response({"detail": "format must be csv or json"}, status=400)
-        params = {k: request.query_params.get(k) for k in ("study", "judge", "run")}
-        try:
-            frame = table_frame(name, **params)
-        except TableError as error:
-            return Response({"detail": str(error)}, status=404)
-        except (LookupError, ValueError) as error:
-            return Response({"detail": str(error)}, status=400)
-        body = render_table(frame, fmt, name=name)
-        if fmt == "csv":
-            response = HttpResponse(body, content_type="text/csv; charset=utf-8")
-            response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
-            return response
-        return HttpResponse(body, content_type="application/json")

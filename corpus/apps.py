@@ -1,5 +1,4 @@
 from django.apps import AppConfig
-from django.db.models.signals import post_migrate
 
 
 class CorpusConfig(AppConfig):
@@ -7,7 +6,9 @@ class CorpusConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import roles, tables
+        from core.tables import register_table
 
-        post_migrate.connect(roles.role_groups_ensure, dispatch_uid="refig-role-groups")
-        tables.register_corpus_tables()
+        from . import selectors
+
+        register_table("corpus-stats", selectors.corpus_stats, title="Corpus image statistics (Tables 1, 9)")
+        register_table("corpus-fields", selectors.corpus_fields, title="Tasks and file sizes per field (Tables 1, 10)")

@@ -84,3 +84,13 @@ def corpus_fields() -> pd.DataFrame:
     rows = [_size_row(name, group["file_size"], total) for name, group in images.groupby("field", sort=True)]
     rows.append(_size_row("all", images["file_size"], total))
     return pd.DataFrame(rows, columns=columns)
+
+
+def figure_ids(*, task_ids=None, fields=None) -> dict[str, int]:
+    """task_id → id of the figures with these task ids and/or in these source fields (all when neither is given)."""
+    figures = Figure.objects.all()
+    if task_ids is not None:
+        figures = figures.filter(task_id__in=list(task_ids))
+    if fields is not None:
+        figures = figures.filter(field__in=list(fields))
+    return dict(figures.values_list("task_id", "id"))

@@ -15,7 +15,6 @@ from django.db import transaction
 from .image_facts import ImageRejected, read_image_facts
 from .manifest import MANIFEST_FIELDS, RowError, parse_manifest_line
 from .models import DEFAULT_FIELDS, Figure
-from .roles import ROLES, role_groups_ensure
 
 
 @dataclass
@@ -129,60 +128,6 @@ def corpus_import(
             else:
                 report.unchanged += 1
     return report
-
-
-def user_create_with_role(*, username: str, password: str, role: str, email: str = "", staff: bool = False):
-    if role not in ROLES:
-        raise ValueError(f"unknown role {role!r}; one of {', '.join(ROLES)}")
-    role_groups_ensure()
-    User = get_user_model()
-    user, created = User.objects.get_or_create(username=username, defaults={"email": email})
-    user.set_password(password)
-    if staff:
-        user.is_staff = True
-    user.save()
-    user.groups.add(Group.objects.get(name=role))
-    return user, created
-
-
-@dataclass(frozen=True)
-class Invitation:
-    user: object
-    created: bool
-    # Path of the one-time "choose your password" page; None when the account has a password already.
-    set_password_path: str | None
-
-
-def user_invite(*, username: str, role: str, email: str = "") -> Invitation:
-    """An account for someone who chooses their own password through a one-time link (Django's reset tokens: the link
-    stops working once the password is set). An existing account only gains the role."""
-    from django.contrib.auth.tokens import default_token_generator
-    from django.core.exceptions import ValidationError
-    from django.urls import reverse
-    from django.utils.encoding import force_bytes
-    from django.utils.http import urlsafe_base64_encode
-
-    if role not in ROLES:
-        raise ValueError(f"unknown role {role!r}; one of {', '.join(ROLES)}")
-    User = get_user_model()
-    username = (username or "").strip()
-    try:
-        User._meta.get_field(User.USERNAME_FIELD).run_validators(username)
-    except ValidationError as error:
-        raise ValueError(f"username {username!r}: {' '.join(error.messages)}") from None
-    if not username:
-        raise ValueError("a username is required")
-    role_groups_ensure()
-    with transaction.atomic():
-        user, created = User.objects.get_or_create(username=username, defaults={"email": email.strip()})
-        if created:
-            user.set_unusable_password()
-            user.save(update_fields=["password"])
-        user.groups.add(Group.objects.get(name=role))
-    if user.has_usable_password():
-        return Invitation(user=user, created=created, set_password_path=None)
-    path = reverse("password-set", kwargs={"uidb64": urlsafe_base64_encode(force_bytes(user.pk)), "token": default_token_generator.make_token(user)})
-    return Invitation(user=user, created=created, set_password_path=path)
 
 
 THUMBNAIL_LONG_EDGE = 320

@@ -12,5 +12,4 @@ urlpatterns = [
     path("api/figures/", api.FigureListApi.as_view(), name="api-figure-list"),
     path("api/figures/<str:task_id>/", api.FigureDetailApi.as_view(), name="api-figure-detail"),
     path("api/figures/<str:task_id>/image/", api.FigureImageApi.as_view(), name="api-figure-image"),
-    path("api/tables/<str:name>/", api.TableApi.as_view(), name="api-table"),
 ]

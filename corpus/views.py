@@ -4,8 +4,8 @@ from django.shortcuts import get_object_or_404
 from django.views.generic import DetailView, ListView, TemplateView, View
 
 from . import selectors, services
-from .permissions import RoleRequiredMixin
-from .tables import TABLES, frame_html, table_frame
+from core.permissions import RoleRequiredMixin
+from core.tables import TABLES, frame_html, table_frame
 
 
 class FigureListView(RoleRequiredMixin, ListView):

@@ -6,12 +6,12 @@ class ScoringConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from corpus.sample_data import SAMPLE_LOADERS
-        from corpus.tables import register_table
+        from core.sample_data import ORDER_SCORES, register_sample_loader
+        from core.tables import register_table
 
         from .sample_data import load_pptbench_sample
 
-        SAMPLE_LOADERS.append(load_pptbench_sample)
+        register_sample_loader("scoring", load_pptbench_sample, order=ORDER_SCORES)
 
         from . import selectors as s
 

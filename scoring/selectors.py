@@ -6,6 +6,7 @@ import pandas as pd
 
 from agents import selectors as agent_selectors
 from agents.models import Artifact
+from core.errors import Invalid
 from corpus.protocol import RUBRIC_AXES
 
 from . import pptbench, stats
@@ -95,7 +96,10 @@ def judge_runs_table(*, judge: str | None = None) -> pd.DataFrame:
 
 
 def judge_families_table() -> pd.DataFrame:
-    return stats.judge_families(scores_frame())
+    try:
+        return stats.judge_families(scores_frame())
+    except stats.NoJudgeScores as error:
+        raise Invalid(str(error)) from None
 
 
 def structural_audit_table(*, judge: str | None = None) -> pd.DataFrame:

@@ -456,6 +456,10 @@ def judge_runs(scores: pd.DataFrame) -> pd.DataFrame:
 NO_JUDGE_SCORES = "no judge scores yet: run `manage.py judge` or `manage.py import_judge_records` first"
 
 
+class NoJudgeScores(ValueError):
+    """A table that needs judge scores asked before there are any."""
+
+
 def judge_families(scores: pd.DataFrame) -> pd.DataFrame:
     """Configuration means (each task's mean over runs, then over tasks) under each judge family,
     one column per family (in sorted order), one row per configuration. The rank agreement of
@@ -467,7 +471,7 @@ def judge_families(scores: pd.DataFrame) -> pd.DataFrame:
     wide = m.groupby(level=["configuration", "judge_family"]).mean().unstack("judge_family")
     families = sorted(wide.columns)
     if not families:
-        raise ValueError(NO_JUDGE_SCORES)
+        raise NoJudgeScores(NO_JUDGE_SCORES)
     wide = wide[families]
     wide.columns.name = None
     out = wide.reset_index()
@@ -566,7 +570,7 @@ def weight_sensitivity(scores: pd.DataFrame, *, elo: pd.Series | None = None, ju
     ``ci_contains_zero`` marker and :func:`sign_change_editability` (the same for every variant:
     it is a property of the effect)."""
     if scores["judge"].dropna().empty:
-        raise ValueError(NO_JUDGE_SCORES)
+        raise NoJudgeScores(NO_JUDGE_SCORES)
     chosen = judge if judge is not None else sorted(scores["judge"].dropna().unique())[0]
     base = scores[scores["judge"] == chosen]
     universe = _task_universe(scores)

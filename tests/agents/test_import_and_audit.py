@@ -8,8 +8,8 @@ from django.core.management.base import CommandError
 from django.test import Client
 
 from agents.models import Artifact
-from corpus.services import user_create_with_role
-from corpus.tables import table_frame
+from core.services import user_create_with_role
+from core.tables import table_frame
 from tests.agents.decks import multi_slide_deck, one_slide_deck
 from tests.factories import figure_create
 

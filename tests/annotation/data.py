@@ -1,7 +1,7 @@
 """A small study: distinctive names so the blinding crawl can search for them."""
 from __future__ import annotations
 
-from corpus.services import user_create_with_role
+from core.services import user_create_with_role
 from tests.factories import artifact_create, configuration_create, figure_create
 
 PASSWORD = "pw-long-enough-1"
@@ -31,3 +31,18 @@ def annotator(name: str = "ann-one"):
 def coordinator(name: str = "coord-one"):
     user, _ = user_create_with_role(username=name, password=PASSWORD, role="coordinator")
     return user
+
+
+def next_lease(*, study, annotator):
+    """The lease item_next serves (None when nothing is served)."""
+    from annotation import services
+
+    served = services.item_next(study=study, annotator=annotator)
+    return served.lease if served is not None else None
+
+
+def submit_vote(**kwargs):
+    """comparison_submit's stored vote."""
+    from annotation import services
+
+    return services.comparison_submit(**kwargs).comparison

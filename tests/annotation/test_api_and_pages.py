@@ -7,8 +7,8 @@ from PIL import Image
 
 from annotation import services
 from annotation.models import Comparison, Lease
-from corpus.tables import TABLES
-from tests.annotation.data import PASSWORD, SLUGS, annotator, build_corpus, coordinator
+from core.tables import TABLES
+from tests.annotation.data import PASSWORD, SLUGS, annotator, build_corpus, coordinator, next_lease, submit_vote
 
 pytestmark = pytest.mark.django_db
 
@@ -156,7 +156,7 @@ def test_annotator_errors_reveal_nothing_even_in_debug(study, settings, monkeypa
     token = client.post("/api/annotate/next/", content_type="application/json").json()["item"]["token"]
     # out-of-range numbers are input errors, not server errors
     huge = client.post("/api/annotate/submit/", {"token": token, "outcome": "a", "dwell_ms": 10**20}, content_type="application/json")
-    assert huge.status_code == 400 and "dwell_ms" in huge.json()
+    assert huge.status_code == 400 and huge.json()["error"] == "invalid" and "dwell_ms" in huge.json()["detail"]
 
     def broken(**kwargs):
         raise RuntimeError("cfg-alpha-direct artifact 17 task-fig-0001")
@@ -192,14 +192,14 @@ def test_dashboard_numbers_by_hand():
 
         def vote(minute, who, outcome, dwell_ms):  # asks at `minute`, submits a minute later
             at(minute)
-            lease = services.item_next(study=study, annotator=users[who])
+            lease = next_lease(study=study, annotator=users[who])
             at(minute + 1)
-            services.comparison_submit(token=lease.token, annotator=users[who], outcome=outcome, reason="r", dwell_ms=dwell_ms)
+            submit_vote(token=lease.token, annotator=users[who], outcome=outcome, reason="r", dwell_ms=dwell_ms)
             log.append((who, lease.item_id, lease.is_overlap, (lease.item.config_x_id, lease.item.config_y_id), lease.item.figure_id))
 
         def lease(minute, who):
             at(minute)
-            return services.item_next(study=study, annotator=users[who])
+            return next_lease(study=study, annotator=users[who])
 
         vote(0, "ann-one", "a", 4000)  # item A, fresh
         vote(10, "ann-two", "tie_success", 8000)  # item B, fresh: another pair, another figure
@@ -272,7 +272,7 @@ def test_pool_is_rebuilt_when_figures_change_but_their_id_sum_does_not():
 
 def test_reason_for_decisive_votes_is_a_study_setting_and_researchers_only_read_studies(study):
     from annotation.models import Study as StudyModel
-    from corpus.services import user_create_with_role
+    from core.services import user_create_with_role
 
     StudyModel.objects.filter(pk=study.pk).update(require_reason_decisive=True)
     user = annotator()

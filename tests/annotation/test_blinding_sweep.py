@@ -25,8 +25,8 @@ from agents.models import Artifact
 from annotation import services
 from annotation.models import Comparison, Lease
 from bt_elo import plots
-from corpus.tables import TABLES
-from tests.annotation.data import PASSWORD, SLUGS, annotator, build_corpus
+from core.tables import TABLES
+from tests.annotation.data import PASSWORD, SLUGS, annotator, build_corpus, next_lease, submit_vote
 from tests.annotation.test_browser import forbidden_strings
 
 pytestmark = pytest.mark.django_db
@@ -45,10 +45,10 @@ def world():
     study = services.study_create(name="sweep", configurations=SLUGS, min_dwell_ms=0, overlap_rate=0)
     user, other = annotator("ann-sweep"), annotator("ann-other")
     study.annotators.add(user, other)
-    voted = services.item_next(study=study, annotator=user)
-    services.comparison_submit(token=voted.token, annotator=user, outcome="a", reason="clearer", dwell_ms=4000)
-    lease = services.item_next(study=study, annotator=user)
-    foreign = services.item_next(study=study, annotator=other)
+    voted = next_lease(study=study, annotator=user)
+    submit_vote(token=voted.token, annotator=user, outcome="a", reason="clearer", dwell_ms=4000)
+    lease = next_lease(study=study, annotator=user)
+    foreign = next_lease(study=study, annotator=other)
     client = Client()
     assert client.login(username=user.username, password=PASSWORD)
     return {

@@ -9,9 +9,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
 
+from core.errors import AppError
 from annotation import selectors, services
 from annotation.models import Comparison, Lease, Study
-from tests.annotation.data import SLUGS, annotator, build_corpus
+from tests.annotation.data import SLUGS, annotator, build_corpus, next_lease, submit_vote
 
 pytestmark = pytest.mark.django_db
 
@@ -24,39 +25,39 @@ def make_study(**settings):
 
 
 def vote(study, user, outcome="a", reason="clearer arrows", dwell_ms=5000):
-    lease = services.item_next(study=study, annotator=user)
-    return lease, services.comparison_submit(token=lease.token, annotator=user, outcome=outcome, reason=reason, dwell_ms=dwell_ms)
+    lease = next_lease(study=study, annotator=user)
+    return lease, submit_vote(token=lease.token, annotator=user, outcome=outcome, reason=reason, dwell_ms=dwell_ms)
 
 
 def test_study_create_validates_configurations():
     build_corpus(figures=1)
-    with pytest.raises(ValueError, match="unknown configurations: nope"):
+    with pytest.raises(AppError, match="unknown configurations: nope"):
         services.study_create(name="s", configurations=["cfg-alpha-direct", "nope"])
-    with pytest.raises(ValueError, match="at least two"):
+    with pytest.raises(AppError, match="at least two"):
         services.study_create(name="s", configurations=["cfg-alpha-direct"])
     study = services.study_create(name="s", configurations=SLUGS, target_per_pair=7)
     assert [c.slug for c in selectors.study_configurations(study)] == list(SLUGS)
-    with pytest.raises(ValueError, match="exists already"):
+    with pytest.raises(AppError, match="exists already"):
         services.study_create(name="s", configurations=SLUGS)
 
 
 def test_study_resolve():
-    with pytest.raises(LookupError, match="no study yet"):
+    with pytest.raises(AppError, match="no study yet"):
         selectors.study_resolve(study=None)
     study, *_ = make_study()
     assert selectors.study_resolve(study=None) == study
-    with pytest.raises(LookupError, match="no study named 'x'"):
+    with pytest.raises(AppError, match="no study named 'x'"):
         selectors.study_resolve(study="x")
     Study.objects.create(name="second")
-    with pytest.raises(LookupError, match="several studies"):
+    with pytest.raises(AppError, match="several studies"):
         selectors.study_resolve(study=None)
 
 
 def test_open_lease_is_returned_again_on_reload():
     study, *_ = make_study()
     user = annotator()
-    first = services.item_next(study=study, annotator=user)
-    again = services.item_next(study=study, annotator=user)
+    first = next_lease(study=study, annotator=user)
+    again = next_lease(study=study, annotator=user)
     assert first.pk == again.pk and len(first.token) >= 30
     assert Lease.objects.filter(annotator=user, state="open").count() == 1
 
@@ -94,7 +95,7 @@ def test_gate_failed_artifacts_are_a_study_setting():
     user = annotator()
     lease, _ = vote(excluded, user)
     assert lease.item.figure == figs[1]
-    assert services.item_next(study=excluded, annotator=user) is None  # nothing else eligible
+    assert next_lease(study=excluded, annotator=user) is None  # nothing else eligible
     included = services.study_create(name="all", configurations=SLUGS[:2], min_dwell_ms=0)
     served = {vote(included, user)[0].item.figure_id for _ in range(2)}
     assert served == {figs[0].pk, figs[1].pk}
@@ -103,17 +104,17 @@ def test_gate_failed_artifacts_are_a_study_setting():
 def test_two_annotators_get_different_items_and_overlap_is_drawn_on_purpose():
     study, *_ = make_study(overlap_rate=0.5)
     one, two = annotator("ann-one"), annotator("ann-two")
-    lease_one = services.item_next(study=study, annotator=one)
-    lease_two = services.item_next(study=study, annotator=two)
+    lease_one = next_lease(study=study, annotator=one)
+    lease_two = next_lease(study=study, annotator=two)
     assert lease_one.item_id != lease_two.item_id
-    services.comparison_submit(token=lease_one.token, annotator=one, outcome="a", dwell_ms=5000)
-    services.comparison_submit(token=lease_two.token, annotator=two, outcome="b", dwell_ms=5000)
+    submit_vote(token=lease_one.token, annotator=one, outcome="a", dwell_ms=5000)
+    submit_vote(token=lease_two.token, annotator=two, outcome="b", dwell_ms=5000)
     # second item of each annotator is an overlap item (rate 0.5): the other's item
-    overlap_one = services.item_next(study=study, annotator=one)
+    overlap_one = next_lease(study=study, annotator=one)
     assert overlap_one.is_overlap and overlap_one.item_id == lease_two.item_id
     # the same configuration preferred: "b" again when shown on the same sides, "a" when swapped
     same_sides = overlap_one.left_is_x == lease_two.left_is_x
-    services.comparison_submit(token=overlap_one.token, annotator=one, outcome="b" if same_sides else "a", dwell_ms=5000)
+    submit_vote(token=overlap_one.token, annotator=one, outcome="b" if same_sides else "a", dwell_ms=5000)
     labels = selectors.overlap_labels_frame(study="pilot")
     assert set(labels["item_id"]) == {lease_two.item_id} and len(labels) == 2
     # labels align to the item's configurations x / y, not to display sides, so they agree
@@ -124,25 +125,25 @@ def test_two_annotators_get_different_items_and_overlap_is_drawn_on_purpose():
 def test_submit_is_idempotent_and_refuses_foreign_and_expired_leases():
     study, *_ = make_study(min_dwell_ms=3000)
     one, two = annotator("ann-one"), annotator("ann-two")
-    lease = services.item_next(study=study, annotator=one)
+    lease = next_lease(study=study, annotator=one)
     with pytest.raises(services.LeaseForeign, match="another annotator"):
-        services.comparison_submit(token=lease.token, annotator=two, outcome="a")
+        submit_vote(token=lease.token, annotator=two, outcome="a")
     with pytest.raises(services.VoteInvalid, match="reason is required"):
-        services.comparison_submit(token=lease.token, annotator=one, outcome="tie_success")
+        submit_vote(token=lease.token, annotator=one, outcome="tie_success")
     with pytest.raises(services.VoteInvalid, match="outcome must be"):
-        services.comparison_submit(token=lease.token, annotator=one, outcome="x")
-    first = services.comparison_submit(token=lease.token, annotator=one, outcome="a", dwell_ms=1000)
-    second = services.comparison_submit(token=lease.token, annotator=one, outcome="b", dwell_ms=9000)
+        submit_vote(token=lease.token, annotator=one, outcome="x")
+    first = submit_vote(token=lease.token, annotator=one, outcome="a", dwell_ms=1000)
+    second = submit_vote(token=lease.token, annotator=one, outcome="b", dwell_ms=9000)
     assert first.pk == second.pk and Comparison.objects.count() == 1
     assert first.counted is False  # below the minimum dwell: stored, not counted
-    expiring = services.item_next(study=study, annotator=one)
+    expiring = next_lease(study=study, annotator=one)
     Lease.objects.filter(pk=expiring.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     with pytest.raises(services.LeaseClosed, match="time ran out"):
-        services.comparison_submit(token=expiring.token, annotator=one, outcome="a", dwell_ms=5000)
+        submit_vote(token=expiring.token, annotator=one, outcome="a", dwell_ms=5000)
     with pytest.raises(services.LeaseNotFound):
-        services.comparison_submit(token="nope", annotator=one, outcome="a")
+        submit_vote(token="nope", annotator=one, outcome="a")
     # the expired lease returns to the pool: the next call expires it and hands out a fresh lease
-    fresh = services.item_next(study=study, annotator=one)
+    fresh = next_lease(study=study, annotator=one)
     assert fresh.pk != expiring.pk and Lease.objects.get(pk=expiring.pk).state == "expired"
 
 
@@ -150,15 +151,15 @@ def test_undo_supersedes_and_keeps_both_records():
     study, *_ = make_study()
     user = annotator()
     lease, original = vote(study, user, outcome="a")
-    pending = services.item_next(study=study, annotator=user)
+    pending = next_lease(study=study, annotator=user)
     reopened = services.comparison_undo(study=study, annotator=user)
     assert reopened.pk == lease.pk and reopened.state == "open"
     assert Lease.objects.get(pk=pending.pk).state == "released"
-    assert services.item_next(study=study, annotator=user).pk == lease.pk
+    assert next_lease(study=study, annotator=user).pk == lease.pk
     withdrawal = Comparison.objects.get(supersedes=original)
     assert withdrawal.withdrawn and Comparison.objects.get(pk=original.pk).superseded
     assert selectors.comparisons_frame(study="pilot").empty
-    revised = services.comparison_submit(token=lease.token, annotator=user, outcome="tie_failure", reason="both miss arrows", dwell_ms=4000)
+    revised = submit_vote(token=lease.token, annotator=user, outcome="tie_failure", reason="both miss arrows", dwell_ms=4000)
     assert revised.supersedes_id == withdrawal.pk and Comparison.objects.count() == 3
     frame = selectors.comparisons_frame(study="pilot")
     assert list(frame["outcome"]) == ["tie_failure"]
@@ -169,15 +170,15 @@ def test_undo_supersedes_and_keeps_both_records():
 def test_skip_releases_the_item_and_paused_studies_hand_out_nothing():
     study, *_ = make_study()
     user = annotator()
-    lease = services.item_next(study=study, annotator=user)
+    lease = next_lease(study=study, annotator=user)
     with pytest.raises(services.VoteInvalid):
         services.lease_skip(token=lease.token, annotator=user, reason=" ")
     services.lease_skip(token=lease.token, annotator=user, reason="image unreadable")
     assert Lease.objects.get(pk=lease.pk).state == "skipped"
-    assert services.item_next(study=study, annotator=user).item_id != lease.item_id
+    assert next_lease(study=study, annotator=user).item_id != lease.item_id
     services.study_status_set(study=study, status="paused")
     with pytest.raises(services.StudyUnavailable, match="paused"):
-        services.item_next(study=study, annotator=annotator("ann-two"))
+        next_lease(study=study, annotator=annotator("ann-two"))
 
 
 def test_quota_ends_the_session():
@@ -185,7 +186,7 @@ def test_quota_ends_the_session():
     user = annotator()
     vote(study, user)
     vote(study, user, outcome="tie_success", reason="both fine")
-    assert services.item_next(study=study, annotator=user) is None
+    assert next_lease(study=study, annotator=user) is None
     summary = selectors.annotator_summary(study=study, user=user)
     assert summary["votes"] == 2 and summary["outcomes"]["tie_success"] == 1
 
@@ -245,7 +246,7 @@ def test_export_then_import_round_trip_and_errors(tmp_path):
     errors = import_rejecting(jsonl, rejected=4)
     assert f"{jsonl}:2 task_id: unknown figure 'task-nope'" in errors
     assert f"{jsonl}:3 config_b: unknown configuration 'cfg-zulu'" in errors
-    assert f"{jsonl}:4 outcome:" in errors and f"{jsonl}:6 line: not JSON" in errors
+    assert f"{jsonl}:4 outcome:" in errors and f"{jsonl}:6 $: malformed JSON" in errors
     frame = selectors.comparisons_frame(study="ext")
     assert sorted(frame["comparison_id"]) == ["ext-1", "ext-5"]
     assert frame.iloc[0]["created_at"].startswith("2025-01-02T03:04:05")
@@ -281,15 +282,15 @@ def test_pool_counters_kept_in_step_equal_a_rebuild():
     vote(study, one)
     vote(study, two, dwell_ms=100)  # stored, not counted
     vote(study, one)  # an overlap item (rate 0.5)
-    skipped = services.item_next(study=study, annotator=three)
+    skipped = next_lease(study=study, annotator=three)
     services.lease_skip(token=skipped.token, annotator=three, reason="unreadable")
     services.comparison_undo(study=study, annotator=one)  # withdraws a vote, reopens its lease
-    services.comparison_submit(token=services.item_next(study=study, annotator=one).token, annotator=one, outcome="b", dwell_ms=5000)
-    expiring = services.item_next(study=study, annotator=two)
+    submit_vote(token=next_lease(study=study, annotator=one).token, annotator=one, outcome="b", dwell_ms=5000)
+    expiring = next_lease(study=study, annotator=two)
     Lease.objects.filter(pk=expiring.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
-    services.item_next(study=study, annotator=three)  # expires two's lease on the way
+    next_lease(study=study, annotator=three)  # expires two's lease on the way
     assert Lease.objects.get(pk=expiring.pk).state == "expired"
-    services.item_next(study=study, annotator=two)
+    next_lease(study=study, annotator=two)
     kept = _counters(study)
     services.study_pool_sync(study=study, force=True)
     assert _counters(study) == kept
@@ -305,11 +306,11 @@ def test_pool_follows_artifacts_added_after_the_study():
     study, figs, configs = make_study(figures=1, overlap_rate=0)
     user = annotator()
     served = {vote(study, user)[0].item.figure_id for _ in range(6)}  # six pairs of the one figure
-    assert served == {figs[0].pk} and services.item_next(study=study, annotator=user) is None
+    assert served == {figs[0].pk} and next_lease(study=study, annotator=user) is None
     late = figure_create("task-fig-late", index=9)
     for c in configs:
         artifact_create(c, late)
-    assert services.item_next(study=study, annotator=user).item.figure_id == late.pk
+    assert next_lease(study=study, annotator=user).item.figure_id == late.pk
 
 
 def test_study_figures_by_task_ids_field_and_seeded_sample():
@@ -321,11 +322,11 @@ def test_study_figures_by_task_ids_field_and_seeded_sample():
     assert services.study_figures_choose() is None  # nothing narrows: the study follows the corpus
     assert services.study_figures_choose(fields=["cs.CL"]) == sorted(f.task_id for f in nlp)
     assert services.study_figures_choose(task_ids=["task-fig-0001", "task-nlp-0"], fields=["cs.CL"]) == ["task-nlp-0"]
-    with pytest.raises(ValueError, match="unknown figures: task-nope"):
+    with pytest.raises(AppError, match="unknown figures: task-nope"):
         services.study_figures_choose(task_ids=["task-fig-0001", "task-nope"])
-    with pytest.raises(ValueError, match=r"no figures in field\(s\): cs.RO"):
+    with pytest.raises(AppError, match=r"no figures in field\(s\): cs.RO"):
         services.study_figures_choose(fields=["cs.RO"])
-    with pytest.raises(ValueError, match="no figure matches"):
+    with pytest.raises(AppError, match="no figure matches"):
         services.study_figures_choose(task_ids=["task-fig-0001"], fields=["cs.CL"])
 
     pilot = services.study_create(name="pilot-cv", configurations=SLUGS, figure_fields=["cs.CV"], figure_sample=3, seed=5)
@@ -338,7 +339,7 @@ def test_study_figures_by_task_ids_field_and_seeded_sample():
     assert set(again.figures.values_list("task_id", flat=True)) == chosen
     whole = services.study_create(name="whole", configurations=SLUGS)
     assert not whole.figures.exists() and whole.items.filter(in_pool=True).count() == 6 * 6  # the NLP figures have no artifacts
-    with pytest.raises(ValueError, match="unknown figures"):
+    with pytest.raises(AppError, match="unknown figures"):
         services.study_create(name="bad", configurations=SLUGS, figures=["task-nope"])
     assert not StudyModel.objects.filter(name="bad").exists()
 
@@ -391,7 +392,7 @@ def test_beat_expires_abandoned_leases_back_to_the_pool():
     assert schedule["task"] in app.tasks and schedule["schedule"] <= 300
     study, *_ = make_study()
     user = annotator()
-    lease = services.item_next(study=study, annotator=user)
+    lease = next_lease(study=study, annotator=user)
     assert Item.objects.get(pk=lease.item_id).open_count == 1
     assert leases_expire_task.delay().get() == 0  # nothing due yet
     Lease.objects.filter(pk=lease.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
@@ -399,7 +400,7 @@ def test_beat_expires_abandoned_leases_back_to_the_pool():
     lease.refresh_from_db()
     assert lease.state == "expired" and Item.objects.get(pk=lease.item_id).open_count == 0
     with pytest.raises(services.LeaseClosed):
-        services.comparison_submit(token=lease.token, annotator=user, outcome="a", dwell_ms=5000)
+        submit_vote(token=lease.token, annotator=user, outcome="a", dwell_ms=5000)
 
 
 def test_import_json_document_bom_and_bad_values_are_rejected_row_by_row(tmp_path):
@@ -443,13 +444,13 @@ def test_import_json_document_bom_and_bad_values_are_rejected_row_by_row(tmp_pat
 def test_dwell_is_bounded_by_the_time_the_item_was_out():
     study, *_ = make_study(min_dwell_ms=60_000)
     user = annotator()
-    lease = services.item_next(study=study, annotator=user)
+    lease = next_lease(study=study, annotator=user)
     # a client claiming a long look right after the item was served: stored, bounded, not counted
-    instant = services.comparison_submit(token=lease.token, annotator=user, outcome="a", dwell_ms=10**9, decision_ms=10**9)
+    instant = submit_vote(token=lease.token, annotator=user, outcome="a", dwell_ms=10**9, decision_ms=10**9)
     assert not instant.counted and instant.dwell_ms < 60_000 and instant.decision_ms < 60_000
-    second = services.item_next(study=study, annotator=user)
+    second = next_lease(study=study, annotator=user)
     Lease.objects.filter(pk=second.pk).update(served_at=timezone.now() - timedelta(seconds=90))
-    patient = services.comparison_submit(token=second.token, annotator=user, outcome="b", dwell_ms=61_000)
+    patient = submit_vote(token=second.token, annotator=user, outcome="b", dwell_ms=61_000)
     assert patient.counted and patient.dwell_ms == 61_000
 
 
@@ -459,7 +460,7 @@ def test_unassigned_annotator_loses_the_open_item_and_closed_studies_refuse_undo
     study, *_ = make_study()
     one, two = annotator("ann-one"), annotator("ann-two")
     services.study_annotators_set(study=study, users=[one, two])
-    lease = services.item_next(study=study, annotator=one)
+    lease = next_lease(study=study, annotator=one)
     browser = Client()
     browser.force_login(one)
     assert browser.get(f"/annotate/img/{lease.token}/a").status_code == 200
@@ -468,7 +469,7 @@ def test_unassigned_annotator_loses_the_open_item_and_closed_studies_refuse_undo
     assert lease.state == "released"
     assert browser.get(f"/annotate/img/{lease.token}/a").status_code == 404
     with pytest.raises(services.LeaseClosed):
-        services.comparison_submit(token=lease.token, annotator=one, outcome="a", dwell_ms=5000)
+        submit_vote(token=lease.token, annotator=one, outcome="a", dwell_ms=5000)
     from annotation.models import Item
 
     assert Item.objects.get(pk=lease.item_id).open_count == 0  # back in the pool
@@ -488,7 +489,7 @@ def test_votes_keep_counting_for_their_pair_after_configurations_are_reordered()
     x, y = first.item.config_x_id, first.item.config_y_id
     # the declaration order flips: x now comes after y
     Configuration.objects.filter(pk=x).update(position=99)
-    services.item_next(study=study, annotator=user)  # notices the change and rebuilds the pool
+    next_lease(study=study, annotator=user)  # notices the change and rebuilds the pool
     pair = StudyPair.objects.get(study=study, config_x_id=y, config_y_id=x)
     assert pair.votes == 1
     assert pair.x_left + pair.y_left == 1  # the voted lease is live; its side is told in the new order

@@ -2,8 +2,8 @@
 import pytest
 
 from annotation import services
-from corpus.tables import table_frame
-from tests.annotation.data import SLUGS, annotator, build_corpus
+from core.tables import table_frame
+from tests.annotation.data import SLUGS, annotator, build_corpus, next_lease, submit_vote
 
 pytestmark = pytest.mark.django_db
 
@@ -31,10 +31,10 @@ def test_iaa_table_from_three_annotators_votes():
     names = {}  # item pk -> I1 / I2 / I3, in the order the items were first served
 
     def vote(who: str, *, overlap: bool):
-        lease = services.item_next(study=study, annotator=users[who])
+        lease = next_lease(study=study, annotator=users[who])
         assert lease.is_overlap == overlap
         key = names.setdefault(lease.item_id, f"I{len(names) + 1}")
-        services.comparison_submit(token=lease.token, annotator=users[who], outcome=outcome_for(lease, LABELS[(key, who)]),
+        submit_vote(token=lease.token, annotator=users[who], outcome=outcome_for(lease, LABELS[(key, who)]),
                                    reason="because", dwell_ms=5000)
         return key
 
@@ -75,11 +75,11 @@ def test_iaa_table_two_annotators_is_cohen():
     # ann-one: x, x, tie; ann-two: x, y, tie on the same three items (each served fresh to one, overlap to two).
     plan = [("left", "left"), ("left", "right"), ("tie", "tie")]
     for first, second in plan:
-        lease = services.item_next(study=study, annotator=one)
-        services.comparison_submit(token=lease.token, annotator=one, outcome=outcome_for(lease, first), reason="r", dwell_ms=5000)
-        other = services.item_next(study=study, annotator=two)
+        lease = next_lease(study=study, annotator=one)
+        submit_vote(token=lease.token, annotator=one, outcome=outcome_for(lease, first), reason="r", dwell_ms=5000)
+        other = next_lease(study=study, annotator=two)
         assert other.item_id == lease.item_id
-        services.comparison_submit(token=other.token, annotator=two, outcome=outcome_for(other, second), reason="r", dwell_ms=5000)
+        submit_vote(token=other.token, annotator=two, outcome=outcome_for(other, second), reason="r", dwell_ms=5000)
     table = table_frame("iaa", study="pair").set_index("raters")
     assert list(table.index) == ["all", 2] and list(table["kappa_type"]) == ["cohen", "cohen"]
     # p_o = 2/3. ann-one (left, right, tie) = (2, 0, 1)/3, ann-two (1, 1, 1)/3 ⇒ p_e = (2 + 0 + 1)/9 = 1/3;

@@ -11,8 +11,8 @@ from django.core.management import call_command
 from django.test import Client
 from sklearn.metrics import cohen_kappa_score
 
-from corpus.services import user_create_with_role
-from corpus.tables import table_frame
+from core.services import user_create_with_role
+from core.tables import table_frame
 from tests.factories import artifact_create, configuration_create, figure_create
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ from django.core.management import call_command
 
 from agents.models import Artifact
 from corpus.models import Figure
-from corpus.tables import table_frame
+from core.tables import table_frame
 
 pytestmark = [pytest.mark.django_db, pytest.mark.libreoffice]
 

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from corpus.services import user_create_with_role
+from core.services import user_create_with_role
 from tests.corpus.images import make_corpus_images, manifest_row, sha256_of, write_manifest
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from corpus.tables import table_frame
+from core.tables import table_frame
 from scoring.models import JudgeRecord, JudgeRun
 from tests.factories import artifact_create, configuration_create, figure_create
 from tests.scoring.judge_server import JudgeServer, reply_body

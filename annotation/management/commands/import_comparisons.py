@@ -1,14 +1,9 @@
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
-from tqdm import tqdm
 
 from annotation.services import comparisons_import
-
-
-def count_lines(path: Path) -> int:
-    with open(path, "rb") as handle:
-        return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+from core.management.progress import line_progress, report_write
 
 
 class Command(BaseCommand):
@@ -22,15 +17,6 @@ class Command(BaseCommand):
     def handle(self, *args, file: Path, no_progress, **options):
         if not file.is_file():
             raise CommandError(f"{file}: not found")
-        bar = tqdm(total=count_lines(file), unit="row", desc="import_comparisons", disable=no_progress, file=self.stderr._out)
-        report = comparisons_import(path=file, progress=bar.update)
-        bar.close()
-        for name in report.studies_created:
-            self.stdout.write(f"created study {name}")
-        for message in report.warnings:
-            self.stderr.write(f"warning: {message}")
-        for message in report.rejected:
-            self.stderr.write(message)
-        self.stdout.write(report.summary())
-        if report.rejected:
-            raise CommandError(f"{len(report.rejected)} rows rejected (the good rows are stored)")
+        with line_progress(self, path=file, desc="import_comparisons", disable=no_progress) as progress:
+            report = comparisons_import(path=file, progress=progress)
+        report_write(self, report)

@@ -3,7 +3,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from corpus.tables import FORMATS, TABLES, TableError, render_table, table_frame
+from core.errors import AppError
+from core.tables import FORMATS, TABLES, render_table, table_frame
 
 
 class Command(BaseCommand):
@@ -26,8 +27,8 @@ class Command(BaseCommand):
         try:
             frame = table_frame(table, study=study, judge=judge, run=run)
             text = render_table(frame, format, name=table)
-        except (TableError, LookupError, ValueError) as error:
-            raise CommandError(str(error)) from error
+        except AppError as error:
+            raise CommandError(error.detail) from error
         if out:
             out.write_text(text, encoding="utf-8")
             self.stderr.write(f"{table}: {len(frame)} rows written to {out}")

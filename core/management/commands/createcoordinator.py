@@ -1,5 +1,5 @@
-from corpus.management.role_command import RoleUserCommand
-from corpus.roles import COORDINATOR
+from core.management.role_command import RoleUserCommand
+from core.roles import COORDINATOR
 
 
 class Command(RoleUserCommand):

@@ -5,7 +5,7 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from corpus.services import user_create_with_role
+from core.services import user_create_with_role
 
 
 class RoleUserCommand(BaseCommand):

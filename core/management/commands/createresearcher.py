@@ -1,5 +1,5 @@
-from corpus.management.role_command import RoleUserCommand
-from corpus.roles import RESEARCHER
+from core.management.role_command import RoleUserCommand
+from core.roles import RESEARCHER
 
 
 class Command(RoleUserCommand):

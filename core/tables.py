@@ -13,6 +13,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from .errors import NotFound
+
 FORMATS: tuple[str, ...] = ("csv", "json", "latex")
 
 
@@ -27,8 +29,8 @@ class Table:
 TABLES: dict[str, Table] = {}
 
 
-class TableError(ValueError):
-    pass
+class TableError(NotFound):
+    """An unknown table name."""
 
 
 def register_table(name: str, selector: Callable[..., pd.DataFrame], *, title: str, parameters: tuple[str, ...] = ()) -> None:
@@ -65,13 +67,6 @@ def render_table(frame: pd.DataFrame, fmt: str, *, name: str = "") -> str:
         frame.to_latex(buffer, index=False, float_format="%.3f", na_rep="--", escape=True)
         return buffer.getvalue()
     raise TableError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
-
-
-def register_corpus_tables() -> None:
-    from . import selectors
-
-    register_table("corpus-stats", selectors.corpus_stats, title="Corpus image statistics (Tables 1, 9)")
-    register_table("corpus-fields", selectors.corpus_fields, title="Tasks and file sizes per field (Tables 1, 10)")
 
 
 def frame_html(frame: pd.DataFrame, *, decimals: int = 3) -> str:

@@ -1,8 +1,9 @@
 """What `make run` loads: sample accounts, and the real sample data that ships with the repository."""
 from django.core.management.base import BaseCommand
 
-from corpus.services import user_create_with_role
-from corpus.roles import ROLES
+from core.roles import ROLES
+from core.sample_data import sample_loaders
+from core.services import user_create_with_role
 
 SAMPLE_PASSWORD = "refig-sample"
 
@@ -19,10 +20,8 @@ class Command(BaseCommand):
                 user_create_with_role(username=role, password=SAMPLE_PASSWORD, role=role)
         if not User.objects.filter(username="admin").exists():
             User.objects.create_superuser("admin", "", SAMPLE_PASSWORD)
-        from corpus.sample_data import SAMPLE_LOADERS
-
-        for loader in SAMPLE_LOADERS:
-            message = loader()
+        for loader in sample_loaders():
+            message = loader.load()
             if message:
                 self.stdout.write(message)
         self.stdout.write(f"sample accounts: {', '.join(ROLES)}, admin (password {SAMPLE_PASSWORD!r})")

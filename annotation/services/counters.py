@@ -1,0 +1,72 @@
+"""The one place the pool's denormalised counters change (Item, StudyPair, StudyFigure).
+
+Every service that opens, closes, submits or withdraws collects its counter changes in a `CounterChanges` and applies
+them in the transaction of the lease or vote they count. Changes go out as `F()` updates clamped at zero with
+`Greatest`, pairs then items then figures, each in key order: one lock order for every writer, on both databases.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from django.db.models import F, Value
+from django.db.models.functions import Greatest
+
+from ..models import Item, StudyFigure, StudyPair
+
+
+def _clamped(changes: Counter) -> dict:
+    return {name: Greatest(F(name) + n, Value(0)) for name, n in sorted(changes.items()) if n}
+
+
+class CounterChanges:
+    """The counter changes of one transaction in one study."""
+
+    def __init__(self, study_id: int):
+        self.study_id = study_id
+        self.pairs: dict[tuple[int, int], Counter] = {}
+        self.items: dict[int, Counter] = {}
+        self.figures: Counter = Counter()
+
+    def pair(self, x: int, y: int) -> Counter:
+        return self.pairs.setdefault((x, y), Counter())
+
+    def item(self, pk: int) -> Counter:
+        return self.items.setdefault(pk, Counter())
+
+    def lease(self, *, item_id: int, figure_id: int, x: int, y: int, left_is_x: bool, is_overlap: bool, sign: int):
+        """A lease opened (+1) or an open lease closed (-1: expired, skipped, released)."""
+        self.item(item_id)["open_count"] += sign
+        self.figures[figure_id] += sign
+        pair = self.pair(x, y)
+        pair["x_left" if left_is_x else "y_left"] += sign
+        if not is_overlap:
+            pair["open_fresh"] += sign
+        return self
+
+    def vote(self, *, item_id: int, x: int, y: int, is_overlap: bool, counted: bool, sign: int):
+        """An open lease submitted (+1), or a submitted lease's vote withdrawn and the lease reopened (-1)."""
+        item, pair = self.item(item_id), self.pair(x, y)
+        item["open_count"] -= sign
+        item["submitted_count"] += sign
+        item["votes"] += sign * int(counted)
+        pair["votes"] += sign * int(counted)
+        if not is_overlap:
+            pair["open_fresh"] -= sign
+        return self
+
+    def imported_vote(self, *, item_id: int, x: int, y: int):
+        """A vote stored without a lease (import): it counts, no lease was open."""
+        self.item(item_id)["votes"] += 1
+        self.pair(x, y)["votes"] += 1
+        return self
+
+    def apply(self) -> None:
+        for (x, y), changes in sorted(self.pairs.items()):
+            if values := _clamped(changes):
+                StudyPair.objects.filter(study_id=self.study_id, config_x_id=x, config_y_id=y).update(**values)
+        for pk, changes in sorted(self.items.items()):
+            if values := _clamped(changes):
+                Item.objects.filter(pk=pk).update(**values)
+        for figure_id, n in sorted(self.figures.items()):
+            if n:
+                StudyFigure.objects.filter(study_id=self.study_id, figure_id=figure_id).update(uses=Greatest(F("uses") + n, Value(0)))

@@ -1,0 +1,205 @@
+"""The assignment engine: which item an annotator gets next. Portable ORM code, one path for both databases.
+
+No study-wide lock: the neediest pair is chosen by the pure rules in annotation.assignment and claimed under a row
+lock on the pair (FOR UPDATE SKIP LOCKED on PostgreSQL, so annotators asking at the same moment spread over the
+neediest pairs instead of queueing on one; SQLite's IMMEDIATE transactions serialise writers anyway); an item is
+claimed with a conditional update; one open lease per annotator is a database constraint.
+"""
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Exists, F, OuterRef, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from .. import assignment, selectors
+from ..errors import StudyUnavailable
+from ..models import Item, Lease, Study, StudyFigure, StudyPair
+from .counters import CounterChanges
+from .pool import GONE_LEASE_STATES, leases_expire, study_pool_sync
+
+TOKEN_BYTES = 24
+CLAIM_TRIES = 5
+OVERLAP_WINDOW = 200
+
+
+@dataclass(frozen=True)
+class Served:
+    """An item handed to an annotator: their lease, and how many items they had submitted before it."""
+
+    lease: Lease
+    done: int
+
+
+@dataclass
+class _Mine:
+    """The annotator's leases in the study (not expired or released), counted."""
+
+    done: int = 0
+    overlap_done: int = 0
+    open: int = 0
+    sides: assignment.SideCounts = field(default_factory=assignment.SideCounts)
+    pair_sides: dict = field(default_factory=dict)
+
+
+def item_next(*, study: Study, annotator, state: selectors.StudyState | None = None) -> Served | None:
+    """The annotator's open lease, or a new one by the study's assignment rules; None when their session is done
+    or nothing is left to compare. `state`: the study's state when the caller has just read it
+    (selectors.study_for_annotator), so it is not read again."""
+    state = state or selectors.study_state(study_id=study.pk)
+    study = state.study
+    if study.status != Study.Status.ACTIVE:
+        raise StudyUnavailable(f"this study is {study.status}; no new items are handed out")
+    if not state.pool_current:
+        study = study_pool_sync(study=study)
+    now = timezone.now()
+    if state.leases_due:
+        leases_expire(study=study, now=now)
+    mine = _mine(study=study, annotator=annotator)
+    if mine.open:
+        existing = _open_lease(study=study, annotator=annotator)
+        if existing is not None:
+            return Served(lease=existing, done=mine.done)
+    if mine.done >= study.quota_per_annotator:
+        return None
+    try:
+        with transaction.atomic():
+            lease = _lease_new(study=study, annotator=annotator, mine=mine, now=now)
+    except IntegrityError:
+        # The same annotator asked twice at once (two tabs): one open lease per annotator; both get it.
+        existing = _open_lease(study=study, annotator=annotator)
+        if existing is None:
+            raise
+        return Served(lease=existing, done=mine.done)
+    return Served(lease=lease, done=mine.done) if lease is not None else None
+
+
+def _open_lease(*, study: Study, annotator) -> Lease | None:
+    return (Lease.objects.filter(study=study, annotator=annotator, state=Lease.State.OPEN)
+            .select_related("study", "annotator", "item", "item__artifact_x", "item__artifact_y").order_by("-created_at").first())
+
+
+def _mine(*, study: Study, annotator) -> _Mine:
+    rows = (Lease.objects.filter(study=study, annotator=annotator).exclude(state__in=GONE_LEASE_STATES)
+            .values_list("state", "item__config_x_id", "item__config_y_id", "left_is_x", "is_overlap")
+            .annotate(n=Count("id")).order_by())
+    mine, x_left, y_left, pair_sides = _Mine(), 0, 0, {}
+    for state, x, y, left, overlap, n in rows:
+        if state == Lease.State.SUBMITTED:
+            mine.done += n
+            mine.overlap_done += n if overlap else 0
+        elif state == Lease.State.OPEN:
+            mine.open += n
+        x_left, y_left = x_left + (n if left else 0), y_left + (0 if left else n)
+        counts = pair_sides.setdefault((x, y), [0, 0])
+        counts[0 if left else 1] += n
+    mine.sides = assignment.SideCounts(x_left=x_left, y_left=y_left)
+    mine.pair_sides = {pair: assignment.SideCounts(x_left=a, y_left=b) for pair, (a, b) in pair_sides.items()}
+    return mine
+
+
+def _lease_new(*, study: Study, annotator, mine: _Mine, now: datetime) -> Lease | None:
+    tried_overlap = assignment.overlap_due(served=mine.done, overlap_served=mine.overlap_done, rate=study.overlap_rate)
+    lease = _overlap_lease(study=study, annotator=annotator, mine=mine, now=now) if tried_overlap else None
+    if lease is None:
+        lease = _fresh_lease(study=study, annotator=annotator, mine=mine, now=now)
+    if lease is None and not tried_overlap:
+        lease = _overlap_lease(study=study, annotator=annotator, mine=mine, now=now)
+    return lease
+
+
+def _not_seen(annotator):
+    """Items the annotator holds or held a (not expired / released) lease on are never served to them again."""
+    return ~Exists(Lease.objects.filter(item_id=OuterRef("pk"), annotator=annotator).exclude(state__in=GONE_LEASE_STATES))
+
+
+def servable_items(study: Study):
+    """Items whose two artifacts have a final verdict (rendered, or failed with a reason: never pending), and pass the
+    gate when the study wants that. An annotator never sees an artifact that is still waiting for its rendering."""
+    items = Item.objects.filter(study=study, artifact_x__gate_passed__isnull=False, artifact_y__gate_passed__isnull=False)
+    if not study.include_gate_failed:
+        items = items.filter(artifact_x__gate_passed=True, artifact_y__gate_passed=True)
+    return items
+
+
+def _free_items(study: Study, annotator):
+    """Pool items held by no live lease and never leased to this annotator."""
+    return servable_items(study).filter(in_pool=True, open_count=0, submitted_count=0).filter(_not_seen(annotator))
+
+
+def _pairs_in_serving_order(study: Study, annotator) -> list[tuple]:
+    """(pair row id, x, y) of the pairs with a free item for this annotator, in the order assignment.pairs_by_need
+    defines: furthest below the study's target first (votes plus fresh items out), then a seeded order."""
+    has_free = Exists(_free_items(study, annotator).filter(config_x_id=OuterRef("config_x_id"), config_y_id=OuterRef("config_y_id")))
+    rows = {(x, y): (pk, votes + out) for pk, x, y, votes, out in
+            StudyPair.objects.filter(study=study).filter(has_free).values_list("pk", "config_x_id", "config_y_id", "votes", "open_fresh")}
+    order = assignment.pairs_by_need(list(rows), {p: need for p, (_, need) in rows.items()}, target=study.target_per_pair, seed=study.seed)
+    return [(rows[p][0], *p) for p in order]
+
+
+def _pick_in_pair(study: Study, annotator, x: int, y: int) -> Item | None:
+    """The free item of the pair to serve, with its artifacts: the figure with the fewest live leases in the study
+    first, then the pair's seeded order (assignment.figures_by_use; Item.rank is that seeded rank)."""
+    uses = Subquery(StudyFigure.objects.filter(study_id=OuterRef("study_id"), figure_id=OuterRef("figure_id")).values("uses")[:1])
+    return (_free_items(study, annotator).filter(config_x_id=x, config_y_id=y).annotate(uses=Coalesce(uses, Value(0)))
+            .select_related("artifact_x", "artifact_y").order_by("uses", "rank", "pk").first())
+
+
+def _fresh_lease(*, study: Study, annotator, mine: _Mine, now: datetime) -> Lease | None:
+    """Lock the neediest pair nobody is claiming in right now (when all are, wait for the neediest), pick its item and
+    claim it with a conditional update: a lease committed by someone else since our read makes the claim fail, and
+    the pairs are read again."""
+    for _ in range(CLAIM_TRIES):
+        candidates = _pairs_in_serving_order(study, annotator)
+        if not candidates:
+            return None
+        for (pair_id, x, y), skip_locked in [(c, True) for c in candidates] + [(candidates[0], False)]:
+            locked = StudyPair.objects.select_for_update(skip_locked=skip_locked).filter(pk=pair_id).values_list("x_left", "y_left").first()
+            if locked is None:
+                continue
+            item = _pick_in_pair(study, annotator, x, y)
+            if item is None:
+                continue
+            if not Item.objects.filter(pk=item.pk, open_count=0, submitted_count=0).update(open_count=F("open_count") + 1):
+                break
+            changes = CounterChanges(study.pk)
+            changes.item(item.pk)["open_count"] -= 1  # counted by the claim just above
+            return _lease_open(study=study, item=item, annotator=annotator, mine=mine, is_overlap=False, now=now,
+                               pair_sides=assignment.SideCounts(*locked), changes=changes)
+    return None
+
+
+def _overlap_lease(*, study: Study, annotator, mine: _Mine, now: datetime) -> Lease | None:
+    """An item another annotator has voted and this one has never seen, fewest votes first."""
+    rows = list(servable_items(study).filter(votes__gte=1, open_count=0).filter(_not_seen(annotator))
+                .order_by("votes", "rank", "pk").values_list("pk", "votes", "figure_id", "config_x_id", "config_y_id")[:OVERLAP_WINDOW])
+    if not rows:
+        return None
+    fewest = rows[0][1]
+    pk, _, _, x, y = min((r for r in rows if r[1] == fewest),
+                                 key=lambda r: assignment.seeded_rank(study.seed, "overlap", annotator.pk, r[0]))
+    # The pair's row lock first (the order every writer takes), then claim the item unless someone was quicker.
+    pair = StudyPair.objects.select_for_update().filter(study=study, config_x_id=x, config_y_id=y).values_list("x_left", "y_left").first()
+    if not Item.objects.filter(pk=pk, open_count=0).update(open_count=F("open_count") + 1, is_overlap=True):
+        return None
+    changes = CounterChanges(study.pk)
+    changes.item(pk)["open_count"] -= 1  # counted by the claim just above
+    item = Item.objects.select_related("artifact_x", "artifact_y").get(pk=pk)
+    return _lease_open(study=study, item=item, annotator=annotator, mine=mine, is_overlap=True, now=now,
+                       pair_sides=assignment.SideCounts(*(pair or (0, 0))), changes=changes)
+
+
+def _lease_open(*, study: Study, item: Item, annotator, mine: _Mine, pair_sides: assignment.SideCounts, is_overlap: bool,
+                now: datetime, changes: CounterChanges) -> Lease:
+    x, y = item.config_x_id, item.config_y_id
+    left = assignment.left_is_x(annotator_pair=mine.pair_sides.get((x, y), assignment.SideCounts()), pair=pair_sides,
+                                annotator=mine.sides, seed=study.seed, key=(annotator.pk, item.pk))
+    lease = Lease.objects.create(token=secrets.token_urlsafe(TOKEN_BYTES), study=study, item=item, annotator=annotator, left_is_x=left,
+                                 is_overlap=is_overlap, created_at=now, served_at=now, expires_at=now + timedelta(seconds=study.lease_seconds))
+    changes.lease(item_id=item.pk, figure_id=item.figure_id, x=x, y=y, left_is_x=left, is_overlap=is_overlap, sign=1)
+    changes.apply()
+    return lease

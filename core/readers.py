@@ -1,0 +1,292 @@
+"""Streaming readers for every importer: JSON Lines, CSV and the JSON table document `export --format json` writes.
+
+Pure: no Django. Each yields `SourceRow`s: a row's values with the physical line it starts on, or the reason it could
+not be read, naming the line and field. Nothing a file contains stops the reading of the rows after it: invalid bytes,
+NUL characters, over-long lines or fields, non-finite numbers, duplicate keys or columns and unbalanced quotes are row
+errors. Only a file that is not UTF-8 text at all (UTF-16 / UTF-32) is refused as a whole, with one message.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_LINE_BYTES = 8 * 1024 * 1024  # a JSON Lines row or a CSV physical line
+MAX_FIELD_CHARS = 1024 * 1024  # one CSV field
+MAX_RECORD_LINES = 200  # a quoted CSV field spanning more lines than this is an unbalanced quote
+MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
+
+_WIDE_BOMS = ((b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe\x00\x00", "UTF-32"), (b"\xfe\xff", "UTF-16"), (b"\xff\xfe", "UTF-16"))
+_UTF8_BOM = b"\xef\xbb\xbf"
+_BAD = "\ufffd"  # stands in for an undecodable byte or a NUL while a CSV record is parsed
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    """One row of a source file: `values`, or (values None) the `field` and `reason` it was refused for. `line` is the
+    physical line it starts on; `lines` how many physical lines it took (for progress)."""
+
+    line: int
+    values: dict | None
+    field: str = ""
+    reason: str = ""
+    lines: int = 1
+
+
+class FileRefused(ValueError):
+    """The whole file cannot be read as text (reported once, as line 1)."""
+
+
+def _check_encoding(head: bytes) -> None:
+    for bom, name in _WIDE_BOMS:
+        if head.startswith(bom):
+            raise FileRefused(f"the file is {name} text; save it as UTF-8")
+    if len(head) >= 4 and head[1:4:2] == b"\x00\x00" and head[0] and head[2]:
+        raise FileRefused("the file looks like UTF-16 text without a byte-order mark; save it as UTF-8")
+
+
+def _decode(raw: bytes) -> tuple[str, str]:
+    """(text, problem) of one physical line: problem names the first invalid byte or NUL and its column."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return raw.decode("utf-8", errors="replace"), f"not UTF-8: byte 0x{raw[error.start]:02x} at column {error.start + 1}"
+    if "\x00" in text:
+        return text, f"contains a NUL character at column {text.index(chr(0)) + 1}"
+    return text, ""
+
+
+class _PhysicalLines:
+    """Decoded physical lines of a binary file, counted, with push-back (a CSV record read again from its next line)."""
+
+    def __init__(self, handle):
+        self.handle = handle
+        self.number = 0
+        self.pending: deque[tuple[int, str, str]] = deque()
+        self.taken: list[tuple[int, str, str]] = []
+        self.first = True
+
+    def _read(self) -> tuple[int, str, str] | None:
+        raw = self.handle.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return None
+        if self.first:
+            self.first = False
+            _check_encoding(raw)
+            if raw.startswith(_UTF8_BOM):
+                raw = raw[len(_UTF8_BOM):]
+        self.number += 1
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            while (more := self.handle.readline(MAX_LINE_BYTES)) and not more.endswith(b"\n"):
+                pass
+            return self.number, "\n", f"longer than {MAX_LINE_BYTES} bytes"
+        text, problem = _decode(raw)
+        return self.number, text, problem
+
+    def next_line(self) -> tuple[int, str, str] | None:
+        line = self.pending.popleft() if self.pending else self._read()
+        if line is not None:
+            self.taken.append(line)
+        return line
+
+    def take(self) -> list[tuple[int, str, str]]:
+        taken, self.taken = self.taken, []
+        return taken
+
+    def push_back(self, lines: list[tuple[int, str, str]]) -> None:
+        self.pending.extendleft(reversed(lines))
+
+    # csv.reader pulls text lines through the iterator protocol.
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> str:
+        line = self.next_line()
+        if line is None:
+            raise StopIteration
+        _, text, problem = line
+        return text.replace("\x00", _BAD) if problem else text
+
+
+def _finite_object(pairs: list[tuple[str, object]]) -> dict:
+    """json object hook: refuse duplicate keys and non-finite numbers (NaN, Infinity, 1e400), naming the key."""
+    record: dict = {}
+    for key, value in pairs:
+        if key in record:
+            raise _JsonFieldError(key, "duplicate key")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise _JsonFieldError(key, "not a finite number")
+        if _has_nul(value):
+            raise _JsonFieldError(key, "contains a NUL character")
+        record[key] = value
+    return record
+
+
+def _has_nul(value) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    return False
+
+
+class _JsonFieldError(ValueError):
+    def __init__(self, field: str, reason: str):
+        super().__init__(reason)
+        self.field, self.reason = field, reason
+
+
+def parse_json_object(text: str) -> dict:
+    """One JSON object; raises _JsonFieldError naming the field (or `$` for the whole line)."""
+    try:
+        value = json.loads(text, object_pairs_hook=_finite_object)
+    except json.JSONDecodeError as error:
+        raise _JsonFieldError("$", f"malformed JSON ({error.msg} at column {error.colno})") from None
+    except RecursionError:
+        raise _JsonFieldError("$", "JSON nested too deeply") from None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _JsonFieldError("$", "not a finite number")
+    if not isinstance(value, dict):
+        raise _JsonFieldError("$", f"expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def read_jsonl(path: Path) -> Iterator[SourceRow]:
+    """A JSON Lines file, one object per line; blank lines are skipped."""
+    with open(path, "rb") as handle:
+        lines = _PhysicalLines(handle)
+        try:
+            while (line := lines.next_line()) is not None:
+                number, text, problem = line
+                if problem:
+                    yield SourceRow(number, None, "line", problem)
+                    continue
+                if not text.strip():
+                    continue
+                try:
+                    yield SourceRow(number, parse_json_object(text))
+                except _JsonFieldError as error:
+                    yield SourceRow(number, None, error.field, error.reason)
+        except FileRefused as error:
+            yield SourceRow(1, None, "file", str(error))
+
+
+def read_csv(path: Path, *, required: tuple[str, ...] = ()) -> Iterator[SourceRow]:
+    """A CSV file with a header line; rows are dicts by column name. Header problems (missing required or duplicate
+    columns) refuse the file at line 1."""
+    csv.field_size_limit(MAX_LINE_BYTES)
+    with open(path, "rb") as handle:
+        lines = _PhysicalLines(handle)
+        try:
+            header = next(csv.reader(lines, strict=True), None)
+        except FileRefused as error:
+            yield SourceRow(1, None, "file", str(error))
+            return
+        except csv.Error as error:
+            yield SourceRow(1, None, "header", f"not a CSV header ({error})")
+            return
+        header_lines = lines.take()
+        if header is None:
+            yield SourceRow(1, None, "header", "the file is empty")
+            return
+        if any(problem for _, _, problem in header_lines):
+            yield SourceRow(1, None, "header", next(p for _, _, p in header_lines if p))
+            return
+        header = [name.strip() for name in header]
+        duplicates = sorted({name for name in header if header.count(name) > 1})
+        if duplicates:
+            yield SourceRow(1, None, "header", f"duplicate column(s) {', '.join(duplicates)}")
+            return
+        missing = [name for name in required if name not in header]
+        if missing:
+            yield SourceRow(1, None, "header", f"missing column(s) {', '.join(missing)}")
+            return
+        yield from _csv_records(lines, header)
+
+
+def _csv_records(lines: _PhysicalLines, header: list[str]) -> Iterator[SourceRow]:
+    reader = csv.reader(lines, strict=True)
+    while True:
+        try:
+            fields = next(reader)
+            error = ""
+        except StopIteration:
+            return
+        except csv.Error as problem:
+            fields, error = None, str(problem)
+        taken = lines.take()
+        if not taken:
+            return
+        start = taken[0][0]
+        if fields is not None and len(taken) > 1 and (len(taken) > MAX_RECORD_LINES or len(fields) != len(header)):
+            fields, error = None, "unbalanced quote"
+        if fields is None:
+            # Read again from the next line: a quote that never closes must not swallow the rows after it.
+            lines.push_back(taken[1:])
+            reader = csv.reader(lines, strict=True)
+            reason = ("a quoted field opened on this line never closes" if "EOF" in error or "end of data" in error or error == "unbalanced quote"
+                      else f"badly quoted field ({error})")
+            yield SourceRow(start, None, "line", reason)
+            continue
+        if not any(f.strip() for f in fields):
+            continue
+        problems = [p for _, _, p in taken if p]
+        if len(fields) != len(header):
+            yield SourceRow(start, None, "line", f"{len(fields)} fields where the header has {len(header)}", lines=len(taken))
+            continue
+        row = dict(zip(header, fields))
+        if problems:
+            bad = next((name for name, value in row.items() if _BAD in value), "line")
+            yield SourceRow(start, None, bad, problems[0], lines=len(taken))
+            continue
+        long = next((name for name, value in row.items() if len(value) > MAX_FIELD_CHARS), None)
+        if long is not None:
+            yield SourceRow(start, None, long, f"longer than {MAX_FIELD_CHARS} characters", lines=len(taken))
+            continue
+        yield SourceRow(start, row, lines=len(taken))
+
+
+def read_json_document(path: Path) -> Iterator[SourceRow] | None:
+    """The JSON table document `export --format json` writes ({"columns": [...], "rows": [...]}); None when the file is
+    not one (then it is read as JSON Lines). The line of each row is found by searching its first key forward."""
+    raw = path.read_bytes()[:MAX_DOCUMENT_BYTES]
+    try:
+        _check_encoding(raw[:4])
+        text = raw.decode("utf-8-sig")
+        document = json.loads(text, object_pairs_hook=_finite_object)
+    except (FileRefused, UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if not isinstance(document, dict) or "rows" not in document:
+        return None
+    return _document_rows(document, text)
+
+
+def _document_rows(document: dict, text: str) -> Iterator[SourceRow]:
+    columns, rows = document.get("columns"), document["rows"]
+    if not isinstance(rows, list):
+        yield SourceRow(1, None, "rows", "expected a list")
+        return
+    offset = max(text.find('"rows"'), 0)
+    for row in rows:
+        if isinstance(row, list) and isinstance(columns, list):
+            row = dict(zip(columns, row))
+        if isinstance(row, dict) and row:
+            found = text.find(json.dumps(next(iter(row))), offset)
+            offset = found + 1 if found >= 0 else offset
+        else:
+            offset = text.find("\n", offset) + 1 or offset
+        line = text.count("\n", 0, offset) + 1
+        if not isinstance(row, dict):
+            yield SourceRow(line, None, "row", "expected a JSON object (or a list matching columns)")
+            continue
+        yield SourceRow(line, {k: ("" if v is None else v) for k, v in row.items()})
+
+
+def count_lines(path: Path) -> int:
+    """Physical lines in a file, for a progress bar's total."""
+    with open(path, "rb") as handle:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
