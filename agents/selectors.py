@@ -176,3 +176,8 @@ def artifact_newest_id() -> int:
 def artifact_newest_id_expression():
     """artifact_newest_id as a subquery expression, for reads that fold it into one query."""
     return Coalesce(Subquery(Artifact.objects.order_by("-pk").values("pk")[:1]), Value(0))
+
+
+def artifact_ids_by_key() -> dict[tuple[str, str], int]:
+    """(configuration slug, task id) → artifact id, for importers that name artifacts by their configuration and figure."""
+    return {(slug, task_id): pk for pk, slug, task_id in Artifact.objects.values_list("pk", "configuration__slug", "figure__task_id")}

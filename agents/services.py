@@ -4,9 +4,8 @@ from __future__ import annotations
 import contextlib
 import shutil
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Iterator, Sequence
 
 from django.conf import settings
 from django.core.files import File
@@ -15,6 +14,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
+from core.imports import ImportReport, Progress
 from corpus import selectors as corpus_selectors
 from corpus.image_facts import file_sha256
 
@@ -50,6 +50,17 @@ def configurations_declare(*, specs: Sequence[ConfigurationSpec]) -> list[Config
     return configurations
 
 
+def configuration_ensure_external(*, slug: str, model: str, reasoning_effort: str, suite: str) -> Configuration:
+    """A configuration of another benchmark's published results (e.g. PPTBench's `<model>__<effort>` candidates), made
+    on first sight and listed after the ones already in that suite."""
+    configuration = Configuration.objects.filter(slug=slug).first()
+    if configuration is None:
+        position = Configuration.objects.filter(suite=suite).count()
+        configuration = Configuration.objects.create(slug=slug, model=model, harness=suite, workflow=suite, reasoning_effort=reasoning_effort,
+                                                     label=slug, suite=suite, position=position)
+    return configuration
+
+
 def _store_content_addressed(path: Path, *, prefix: str, extension: str) -> tuple[str, str]:
     sha = file_sha256(path)
     name = f"{prefix}/{sha[:2]}/{sha}{extension}"
@@ -57,23 +68,6 @@ def _store_content_addressed(path: Path, *, prefix: str, extension: str) -> tupl
         with open(path, "rb") as handle:
             default_storage.save(name, File(handle))
     return name, sha
-
-
-@dataclass
-class ArtifactImportReport:
-    created: int = 0
-    unchanged: int = 0
-    missing_pptx: int = 0
-    unknown_tasks: list[str] = field(default_factory=list)
-    unknown_configurations: list[str] = field(default_factory=list)
-    rejected: list[str] = field(default_factory=list)
-
-    def summary(self) -> str:
-        return (
-            f"{self.created} artifacts imported, {self.unchanged} already stored, {self.missing_pptx} without output.pptx "
-            f"(gate: missing), {len(self.unknown_tasks)} unknown task folders, "
-            f"{len(self.unknown_configurations)} undeclared configuration folders, {len(self.rejected)} rejected"
-        )
 
 
 def _economics_fields(log_path: Path | None) -> dict:
@@ -120,52 +114,46 @@ def _artifact_fields(task_dir: Path | None) -> dict:
     return values
 
 
-def artifacts_import(
-    *,
-    run_root: Path,
-    configurations_file: Path,
-    on_progress: Callable[[int, int], None] | None = None,
-) -> ArtifactImportReport:
-    """Walk <run_root>/<slug>/<task_id>/; every (configuration, figure) of the corpus gets a row."""
+def artifacts_import(*, run_root: Path, configurations_file: Path, progress: Progress | None = None) -> ImportReport:
+    """Walk <run_root>/<slug>/<task_id>/; every (configuration, figure) of the corpus gets a row. Problems name the
+    folder: a task folder outside the corpus, or an output.pptx that differs from the stored one, is rejected; a folder
+    of an undeclared configuration is a warning."""
     specs = parse_configurations(configurations_file)
     configurations = configurations_declare(specs=specs)
     figures = corpus_selectors.figure_task_ids()
-    report = ArtifactImportReport()
+    report = ImportReport(source=str(run_root), noun="artifacts")
     declared = {c.slug for c in configurations}
     if run_root.is_dir():
         for child in sorted(run_root.iterdir()):
             if child.is_dir() and child.name not in declared:
-                report.unknown_configurations.append(f"{child}: folder of an undeclared configuration")
-    total = len(configurations) * len(figures)
-    done = 0
+                report.warn(child, "configuration", "folder of an undeclared configuration")
+    missing = 0
     for configuration in configurations:
         config_dir = run_root / configuration.slug
         task_dirs = {d.name: d for d in config_dir.iterdir() if d.is_dir()} if config_dir.is_dir() else {}
         for name in sorted(set(task_dirs) - set(figures)):
-            report.unknown_tasks.append(f"{task_dirs[name]}: task id {name!r} is not in the corpus")
+            report.reject(task_dirs[name], "task_id", f"{name!r} is not in the corpus")
         existing = {a.figure_id: a for a in Artifact.objects.filter(configuration=configuration)}
         for task_id, figure_id in sorted(figures.items()):
-            done += 1
             task_dir = task_dirs.get(task_id)
             stored = existing.get(figure_id)
             if stored is not None:
                 pptx_path = task_dir / "output.pptx" if task_dir else None
                 now_sha = file_sha256(pptx_path) if pptx_path and pptx_path.is_file() else ""
                 if now_sha != stored.pptx_sha256:
-                    report.rejected.append(
-                        f"{task_dir or config_dir / task_id}: output.pptx differs from the stored artifact "
-                        f"(one attempt per configuration and figure; the stored one is kept)"
-                    )
+                    report.reject(task_dir or config_dir / task_id, "output.pptx",
+                                  "differs from the stored artifact (one attempt per configuration and figure; the stored one is kept)")
                 else:
                     report.unchanged += 1
             else:
                 values = _artifact_fields(task_dir)
                 Artifact.objects.create(configuration=configuration, figure_id=figure_id, **values)
                 report.created += 1
-                if values.get("gate_reason") == "missing":
-                    report.missing_pptx += 1
-            if on_progress:
-                on_progress(done, total)
+                missing += values.get("gate_reason") == GateReason.MISSING
+            if progress:
+                progress(1)
+    if missing:
+        report.notes.append(f"{missing} artifacts without output.pptx (gate: missing)")
     return report
 
 

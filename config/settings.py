@@ -109,7 +109,11 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": VAR_DIR / "refig.sqlite3",
-            "OPTIONS": {"timeout": 30, "transaction_mode": "IMMEDIATE"},
+            # IMMEDIATE: a writer takes the write lock when its transaction begins, so two writers queue (for up to
+            # `timeout` seconds) instead of failing to upgrade; WAL lets readers go on while one writes.
+            "OPTIONS": {"timeout": 30, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"},
+            # A file, not shared memory: threads of a live server then wait for the lock instead of failing at once.
+            "TEST": {"NAME": str(VAR_DIR / "test-refig.sqlite3")},
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -12,17 +12,11 @@ from dataclasses import dataclass, field
 
 from django.db import DatabaseError, transaction
 
-from .readers import SourceRow
+from .readers import RowError, SourceRow
+
+__all__ = ["ImportReport", "Progress", "RowError", "import_batches", "import_rows"]
 
 Progress = Callable[[int], None]
-
-
-class RowError(ValueError):
-    """A row refused: `field` names the column or key, `reason` says why."""
-
-    def __init__(self, field: str, reason: str):
-        super().__init__(f"{field}: {reason}")
-        self.field, self.reason = field, reason
 
 
 @dataclass
@@ -79,4 +73,50 @@ def import_rows(*, rows: Iterable[SourceRow], store: Callable[[dict, int], bool]
                 report.unchanged += int(not created)
         if progress is not None:
             progress(row.lines)
+    return report
+
+
+def import_batches(*, rows: Iterable[SourceRow], validate: Callable[[dict, int], object | None], write: Callable[[list], None],
+                   report: ImportReport, progress: Progress | None = None, batch_size: int = 1000) -> ImportReport:
+    """Validate rows one by one and write them in bulk: `validate(values, line)` returns what to write, None for a row
+    stored already, or raises RowError. A batch the database refuses as a whole is written again row by row, so the
+    refused row is named and the others are kept. `validate` must see the rows validated before it (a batch not yet
+    written), e.g. by remembering their keys, so duplicates within a file are caught."""
+    pending: list[tuple[int, object]] = []
+
+    def flush() -> None:
+        if not pending:
+            return
+        try:
+            with transaction.atomic():
+                write([value for _, value in pending])
+            report.created += len(pending)
+        except DatabaseError:
+            for line, value in pending:
+                try:
+                    with transaction.atomic():
+                        write([value])
+                    report.created += 1
+                except DatabaseError as error:
+                    report.reject(line, "row", f"refused by the database ({str(error).splitlines()[0] if str(error) else type(error).__name__})")
+        pending.clear()
+
+    for row in rows:
+        if row.values is None:
+            report.reject(row.line, row.field, row.reason)
+        else:
+            try:
+                value = validate(row.values, row.line)
+            except RowError as error:
+                report.reject(row.line, error.field, error.reason)
+            else:
+                if value is None:
+                    report.unchanged += 1
+                else:
+                    pending.append((row.line, value))
+                    if len(pending) >= batch_size:
+                        flush()
+        if progress is not None:
+            progress(row.lines)
+    flush()
     return report

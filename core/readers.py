@@ -25,6 +25,14 @@ _UTF8_BOM = b"\xef\xbb\xbf"
 _BAD = "\ufffd"  # stands in for an undecodable byte or a NUL while a CSV record is parsed
 
 
+class RowError(ValueError):
+    """A row refused: `field` names the column or key, `reason` says why."""
+
+    def __init__(self, field: str, reason: str):
+        super().__init__(f"{field}: {reason}")
+        self.field, self.reason = field, reason
+
+
 @dataclass(frozen=True)
 class SourceRow:
     """One row of a source file: `values`, or (values None) the `field` and `reason` it was refused for. `line` is the
@@ -117,41 +125,36 @@ def _finite_object(pairs: list[tuple[str, object]]) -> dict:
     record: dict = {}
     for key, value in pairs:
         if key in record:
-            raise _JsonFieldError(key, "duplicate key")
-        if isinstance(value, float) and not math.isfinite(value):
-            raise _JsonFieldError(key, "not a finite number")
-        if _has_nul(value):
-            raise _JsonFieldError(key, "contains a NUL character")
+            raise RowError(key, "duplicate key")
+        if problem := _bad_value(value):
+            raise RowError(key, problem)
         record[key] = value
     return record
 
 
-def _has_nul(value) -> bool:
-    if isinstance(value, str):
-        return "\x00" in value
+def _bad_value(value) -> str:
+    """What no importer stores: a NUL character (PostgreSQL text cannot hold one) or a non-finite number."""
+    if isinstance(value, str) and "\x00" in value:
+        return "contains a NUL character"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "not a finite number"
     if isinstance(value, list):
-        return any(_has_nul(v) for v in value)
-    return False
-
-
-class _JsonFieldError(ValueError):
-    def __init__(self, field: str, reason: str):
-        super().__init__(reason)
-        self.field, self.reason = field, reason
+        return next((p for p in map(_bad_value, value) if p), "")
+    return ""
 
 
 def parse_json_object(text: str) -> dict:
-    """One JSON object; raises _JsonFieldError naming the field (or `$` for the whole line)."""
+    """One JSON object; raises RowError naming the field (or `$` for the whole line)."""
     try:
         value = json.loads(text, object_pairs_hook=_finite_object)
     except json.JSONDecodeError as error:
-        raise _JsonFieldError("$", f"malformed JSON ({error.msg} at column {error.colno})") from None
+        raise RowError("$", f"malformed JSON ({error.msg} at column {error.colno})") from None
     except RecursionError:
-        raise _JsonFieldError("$", "JSON nested too deeply") from None
+        raise RowError("$", "JSON nested too deeply") from None
     if isinstance(value, float) and not math.isfinite(value):
-        raise _JsonFieldError("$", "not a finite number")
+        raise RowError("$", "not a finite number")
     if not isinstance(value, dict):
-        raise _JsonFieldError("$", f"expected a JSON object, got {type(value).__name__}")
+        raise RowError("$", f"expected a JSON object, got {type(value).__name__}")
     return value
 
 
@@ -169,7 +172,7 @@ def read_jsonl(path: Path) -> Iterator[SourceRow]:
                     continue
                 try:
                     yield SourceRow(number, parse_json_object(text))
-                except _JsonFieldError as error:
+                except RowError as error:
                     yield SourceRow(number, None, error.field, error.reason)
         except FileRefused as error:
             yield SourceRow(1, None, "file", str(error))

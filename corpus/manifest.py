@@ -1,10 +1,13 @@
 """Parse and check one line of a corpus manifest (DESIGN 1, the ORBIT provenance record). Pure."""
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from core.readers import RowError, parse_json_object
+
+__all__ = ["MANIFEST_FIELDS", "ManifestRow", "RowError", "parse_manifest_line", "parse_manifest_record"]
 
 MANIFEST_FIELDS: tuple[str, ...] = (
     "task_id", "arxiv_id", "arxiv_version", "title", "authors", "abs_url", "pdf_url", "source_url",
@@ -20,13 +23,6 @@ VERSION_SUFFIX = re.compile(r"v(\d+)$")
 SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
 
 
-class RowError(ValueError):
-    def __init__(self, field: str, reason: str):
-        super().__init__(f"{field}: {reason}")
-        self.field = field
-        self.reason = reason
-
-
 @dataclass(frozen=True)
 class ManifestRow:
     values: dict
@@ -39,12 +35,10 @@ def arxiv_base_id(arxiv_id: str) -> str:
 
 
 def parse_manifest_line(text: str, *, images_dir: Path, fields: frozenset[str]) -> ManifestRow:
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise RowError("$", f"malformed JSON ({error.msg} at column {error.colno})") from error
-    if not isinstance(record, dict):
-        raise RowError("$", f"expected a JSON object, got {type(record).__name__}")
+    return parse_manifest_record(parse_json_object(text), images_dir=images_dir, fields=fields)
+
+
+def parse_manifest_record(record: dict, *, images_dir: Path, fields: frozenset[str]) -> ManifestRow:
     for name in record:
         if name not in MANIFEST_FIELDS:
             raise RowError(name, "unknown field")

@@ -1,9 +1,8 @@
 """Every write to the corpus app: figure import, role users."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Iterable
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -12,23 +11,12 @@ from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import transaction
 
+from core.imports import ImportReport, Progress, RowError, import_rows
+from core.readers import read_jsonl
+
 from .image_facts import ImageRejected, read_image_facts
-from .manifest import MANIFEST_FIELDS, RowError, parse_manifest_line
+from .manifest import MANIFEST_FIELDS, parse_manifest_record
 from .models import DEFAULT_FIELDS, Figure
-
-
-@dataclass
-class ImportReport:
-    created: int = 0
-    unchanged: int = 0
-    rejected: list[str] = field(default_factory=list)
-
-    @property
-    def lines(self) -> int:
-        return self.created + self.unchanged + len(self.rejected)
-
-    def summary(self) -> str:
-        return f"{self.lines} rows: {self.created} imported, {self.unchanged} already stored, {len(self.rejected)} rejected"
 
 
 def _stored_image_name(sha256: str, image_format: str) -> str:
@@ -45,9 +33,9 @@ def _check_against_stored(existing: Figure, values: dict) -> None:
             raise RowError(name, f"differs from the stored record of {existing.task_id}; a re-import never changes a stored figure")
 
 
-def figure_import_row(*, text: str, images_dir: Path, fields: frozenset[str]) -> bool:
-    """Import one manifest line. Returns True if created, False if already stored identically; raises RowError."""
-    row = parse_manifest_line(text, images_dir=images_dir, fields=fields)
+def figure_import_row(*, record: dict, images_dir: Path, fields: frozenset[str]) -> bool:
+    """Import one manifest record. Returns True if created, False if already stored identically; raises RowError."""
+    row = parse_manifest_record(record, images_dir=images_dir, fields=fields)
     values = row.values
     existing = Figure.objects.filter(task_id=values["task_id"]).first()
     if existing is not None:
@@ -92,42 +80,12 @@ def figure_import_row(*, text: str, images_dir: Path, fields: frozenset[str]) ->
     return True
 
 
-def corpus_import(
-    *,
-    manifest: Path,
-    images_dir: Path,
-    extra_fields: Iterable[str] = (),
-    on_line: Callable[[int], None] | None = None,
-) -> ImportReport:
+def corpus_import(*, manifest: Path, images_dir: Path, extra_fields: Iterable[str] = (), progress: Progress | None = None) -> ImportReport:
     """Stream a JSON Lines manifest; bad rows are reported as FILE:LINE field: reason and skipped."""
     fields = frozenset(DEFAULT_FIELDS) | frozenset(extra_fields)
-    report = ImportReport()
-    with open(manifest, "r", encoding="utf-8", errors="strict") as handle:
-        line_number = 0
-        while True:
-            try:
-                text = handle.readline()
-            except UnicodeDecodeError as error:
-                line_number += 1
-                report.rejected.append(f"{manifest}:{line_number} $: not UTF-8 ({error.reason}); the rest of the file was not read")
-                break
-            if not text:
-                break
-            line_number += 1
-            if on_line:
-                on_line(line_number)
-            if not text.strip():
-                continue
-            try:
-                created = figure_import_row(text=text, images_dir=images_dir, fields=fields)
-            except RowError as error:
-                report.rejected.append(f"{manifest}:{line_number} {error.field}: {error.reason}")
-                continue
-            if created:
-                report.created += 1
-            else:
-                report.unchanged += 1
-    return report
+    report = ImportReport(source=str(manifest))
+    return import_rows(rows=read_jsonl(manifest), store=lambda record, _line: figure_import_row(record=record, images_dir=images_dir, fields=fields),
+                       report=report, progress=progress)
 
 
 THUMBNAIL_LONG_EDGE = 320

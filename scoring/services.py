@@ -1,17 +1,19 @@
 """Every write of the scoring app: judge runs and records, imports of outside scores."""
 from __future__ import annotations
 
-import csv
 import json
-from dataclasses import asdict, dataclass, field
+import math
+from dataclasses import asdict
 from pathlib import Path
 from typing import Callable, Sequence
 
 from django.db import transaction
 
 from agents import selectors as agent_selectors
-from agents.models import Artifact, Configuration
-from corpus.manifest import RowError
+from agents import services as agent_services
+from agents.models import Artifact
+from core.imports import ImportReport, Progress, RowError, import_batches
+from core.readers import read_csv, read_jsonl
 from corpus.protocol import RUBRIC_AXES
 
 from .judge_client import JudgeInputs, JudgeOutcome, JudgeSettings, make_client
@@ -23,6 +25,8 @@ JUDGE_RECORD_FIELDS: tuple[str, ...] = (
     "major_errors", "minor_errors", "editability_assessment", "reason",
 )
 IMPORTED_RUBRIC = "imported"
+MAX_RUN = 1000
+MAX_SCORE_MAGNITUDE = 1e9  # PPTBench scores are 0–100 and counts small; anything near this is a broken file
 
 
 class JudgeRunConflict(ValueError):
@@ -122,78 +126,82 @@ def judge_artifacts(*, artifacts: Sequence[Artifact], judge_run: JudgeRun, setti
     return ok, failed
 
 
-@dataclass
-class RecordImportReport:
-    created: int = 0
-    unchanged: int = 0
-    rejected: list[str] = field(default_factory=list)
+class _RecordImport:
+    """Judge records validated one by one, written in bulk: judge runs and the records stored so far are read once
+    per judge run, and every record of the file is remembered, so a duplicate line is caught before it is written."""
 
-    def summary(self) -> str:
-        return f"{self.created} records imported, {self.unchanged} already stored, {len(self.rejected)} rejected"
+    def __init__(self, rubric):
+        self.rubric = rubric
+        self.artifacts = agent_selectors.artifact_ids_by_key()
+        self.runs: dict[tuple[str, int], JudgeRun] = {}
+        self.stored: dict[int, dict[int, tuple]] = {}  # judge run id → artifact id → (status, pk, score, axes)
+        self.seen: set[tuple[int, int]] = set()
 
-
-def _import_record_line(text: str, *, artifacts: dict, rubric) -> bool:
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise RowError("$", f"malformed JSON ({error.msg} at column {error.colno})") from error
-    if not isinstance(record, dict):
-        raise RowError("$", "expected a JSON object")
-    for name in record:
-        if name not in JUDGE_RECORD_FIELDS:
-            raise RowError(name, "unknown field")
-    for name in JUDGE_RECORD_FIELDS:
-        if name not in record:
-            raise RowError(name, "missing field")
-    for name in ("task_id", "configuration", "judge", "judge_family"):
-        if not isinstance(record[name], str) or not record[name]:
-            raise RowError(name, "expected a non-empty string")
-    run = record["run"]
-    if isinstance(run, bool) or not isinstance(run, int) or run < 1:
-        raise RowError("run", "expected a run number 1, 2, 3 …")
-    reply_text = json.dumps({k: record[k] for k in ("score", "subscores", "major_errors", "minor_errors", "editability_assessment", "reason")})
-    try:
-        reply = validate_reply(reply_text, rubric)
-    except JudgeReplyError as error:
-        raise RowError(error.field, error.reason) from error
-    artifact = artifacts.get((record["configuration"], record["task_id"]))
-    if artifact is None:
-        raise RowError("task_id", f"no artifact of configuration {record['configuration']!r} for task {record['task_id']!r}")
-    try:
-        judge_run = judge_run_ensure(judge=record["judge"], family=record["judge_family"], run=run, rubric_version=IMPORTED_RUBRIC, protocol="imported")
-    except JudgeRunConflict as error:
-        raise RowError("judge_family", str(error)) from error
-    values = dict(status=JudgeRecord.Status.OK, rubric_version=judge_run.rubric_version, source="imported", raw_reply=reply_text, **_reply_fields(reply))
-    existing = JudgeRecord.objects.filter(artifact=artifact, judge_run=judge_run).first()
-    if existing is not None:
-        if existing.status == JudgeRecord.Status.OK and all(getattr(existing, k) == values[k] for k in ("score", *RUBRIC_AXES)):
-            return False
-        if existing.status == JudgeRecord.Status.OK:
-            raise RowError("score", f"a different record for this artifact in {judge_run} is already stored; it is kept")
-    JudgeRecord.objects.update_or_create(artifact=artifact, judge_run=judge_run, defaults=values)
-    return True
-
-
-def judge_records_import(*, path: Path, rubric_version: str = "refig-v1", on_line: Callable[[int], None] | None = None) -> RecordImportReport:
-    """Judge records in the DESIGN 3 shape; bad lines are reported as FILE:LINE field: reason."""
-    rubric = load_rubric(rubric_version)
-    artifacts = {(a.configuration.slug, a.figure.task_id): a for a in agent_selectors.artifact_list()}
-    report = RecordImportReport()
-    with open(path, encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
-            if on_line:
-                on_line(number)
-            if not text.strip():
-                continue
+    def judge_run(self, judge: str, family: str, run: int) -> JudgeRun:
+        key = (judge, run)
+        if key not in self.runs:
             try:
-                with transaction.atomic():
-                    created = _import_record_line(text, artifacts=artifacts, rubric=rubric)
-            except RowError as error:
-                report.rejected.append(f"{path}:{number} {error.field}: {error.reason}")
-                continue
-            report.created += created
-            report.unchanged += not created
-    return report
+                self.runs[key] = judge_run_ensure(judge=judge, family=family, run=run, rubric_version=IMPORTED_RUBRIC, protocol="imported")
+            except JudgeRunConflict as error:
+                raise RowError("judge_family", str(error)) from error
+            self.stored[self.runs[key].pk] = {
+                artifact_id: (status, pk, (score, *axes)) for artifact_id, status, pk, score, *axes in
+                JudgeRecord.objects.filter(judge_run=self.runs[key]).values_list("artifact_id", "status", "pk", "score", *RUBRIC_AXES)}
+        judge_run = self.runs[key]
+        if judge_run.family != family:
+            raise RowError("judge_family", f"judge {judge} run {run} is stored under family {judge_run.family!r}, not {family!r}")
+        return judge_run
+
+    def validate(self, record: dict, _line: int):
+        for name in record:
+            if name not in JUDGE_RECORD_FIELDS:
+                raise RowError(name, "unknown field")
+        for name in JUDGE_RECORD_FIELDS:
+            if name not in record:
+                raise RowError(name, "missing field")
+        for name in ("task_id", "configuration", "judge", "judge_family"):
+            if not isinstance(record[name], str) or not record[name]:
+                raise RowError(name, "expected a non-empty string")
+        run = record["run"]
+        if isinstance(run, bool) or not isinstance(run, int) or not 1 <= run <= MAX_RUN:
+            raise RowError("run", f"expected a run number 1, 2, 3 … (at most {MAX_RUN})")
+        reply_text = json.dumps({k: record[k] for k in ("score", "subscores", "major_errors", "minor_errors", "editability_assessment", "reason")})
+        try:
+            reply = validate_reply(reply_text, self.rubric)
+        except JudgeReplyError as error:
+            raise RowError(error.field, error.reason) from error
+        artifact_id = self.artifacts.get((record["configuration"], record["task_id"]))
+        if artifact_id is None:
+            raise RowError("task_id", f"no artifact of configuration {record['configuration']!r} for task {record['task_id']!r}")
+        judge_run = self.judge_run(record["judge"], record["judge_family"], run)
+        values = dict(status=JudgeRecord.Status.OK, rubric_version=judge_run.rubric_version, source="imported", raw_reply=reply_text,
+                      **_reply_fields(reply))
+        key = (judge_run.pk, artifact_id)
+        if key in self.seen:
+            raise RowError("task_id", f"a second record for this artifact in {judge_run} in the same file")
+        self.seen.add(key)
+        stored = self.stored[judge_run.pk].get(artifact_id)
+        replaces = None
+        if stored is not None:
+            status, pk, numbers = stored
+            if status == JudgeRecord.Status.OK:
+                if numbers == tuple(values[k] for k in ("score", *RUBRIC_AXES)):
+                    return None
+                raise RowError("score", f"a different record for this artifact in {judge_run} is already stored; it is kept")
+            replaces = pk  # a failed record of the built-in judge gives way to an imported score
+        return replaces, JudgeRecord(artifact_id=artifact_id, judge_run=judge_run, **values)
+
+    @staticmethod
+    def write(batch: list) -> None:
+        JudgeRecord.objects.filter(pk__in=[pk for pk, _ in batch if pk is not None]).delete()
+        JudgeRecord.objects.bulk_create([record for _, record in batch])
+
+
+def judge_records_import(*, path: Path, rubric_version: str = "refig-v1", progress: Progress | None = None) -> ImportReport:
+    """Judge records in the DESIGN 3 shape; bad lines are reported as FILE:LINE field: reason."""
+    records = _RecordImport(load_rubric(rubric_version))
+    report = ImportReport(source=str(path), noun="records")
+    return import_batches(rows=read_jsonl(path), validate=records.validate, write=records.write, report=report, progress=progress)
 
 
 PPTBENCH_COLUMNS: tuple[str, ...] = (
@@ -205,9 +213,12 @@ PPTBENCH_COLUMNS: tuple[str, ...] = (
 def _pptbench_row(row: dict) -> dict:
     def number(name: str, kind=float):
         try:
-            return kind(row[name])
-        except (TypeError, ValueError) as error:
-            raise RowError(name, f"expected a number, got {row[name]!r}") from error
+            value = kind(row[name])
+        except (TypeError, ValueError, OverflowError):
+            raise RowError(name, f"expected a number, got {row[name]!r}") from None
+        if not math.isfinite(value) or abs(value) > MAX_SCORE_MAGNITUDE:
+            raise RowError(name, f"not a finite score: {row[name]!r}")
+        return value
 
     if row["majority_gate"] not in ("True", "False"):
         raise RowError("majority_gate", f"expected True or False, got {row['majority_gate']!r}")
@@ -221,35 +232,31 @@ def _pptbench_row(row: dict) -> dict:
     )
 
 
-def pptbench_scores_import(*, path: Path) -> RecordImportReport:
+def pptbench_scores_import(*, path: Path, progress: Progress | None = None) -> ImportReport:
     """PPTBench's published scores.csv → configurations `<model>__<effort>` (suite pptbench) and scores."""
-    report = RecordImportReport()
-    configurations: dict[str, Configuration] = {c.slug: c for c in Configuration.objects.filter(suite="pptbench")}
-    existing = set(PptbenchScore.objects.values_list("configuration__slug", "task_id"))
-    pending: list[PptbenchScore] = []
-    with open(path, newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        missing = [c for c in PPTBENCH_COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            report.rejected.append(f"{path}:1 {missing[0]}: missing column")
-            return report
-        for number, row in enumerate(reader, start=2):
-            try:
-                values = _pptbench_row(row)
-            except RowError as error:
-                report.rejected.append(f"{path}:{number} {error.field}: {error.reason}")
-                continue
-            slug = row["candidate_id"]
-            if (slug, row["task_id"]) in existing:
-                report.unchanged += 1
-                continue
-            if slug not in configurations:
-                model, effort = slug.rsplit("__", 1)
-                configurations[slug], _ = Configuration.objects.get_or_create(
-                    slug=slug, defaults=dict(model=model, harness="pptbench", workflow="pptbench", reasoning_effort=effort,
-                                             label=slug, suite="pptbench", position=len(configurations)))
-            existing.add((slug, row["task_id"]))
-            pending.append(PptbenchScore(configuration=configurations[slug], task_id=row["task_id"], **values))
-    PptbenchScore.objects.bulk_create(pending, batch_size=2000)
-    report.created = len(pending)
-    return report
+    report = ImportReport(source=str(path), noun="scores")
+    existing = set(pptbench_selectors_keys())
+    seen: set[tuple[str, str]] = set()
+    configurations: dict[str, object] = {}
+
+    def validate(row: dict, _line: int):
+        values = _pptbench_row(row)
+        slug, task_id = row["candidate_id"].strip(), row["task_id"].strip()
+        if not task_id:
+            raise RowError("task_id", "missing or empty")
+        if (slug, task_id) in existing:
+            return None
+        if (slug, task_id) in seen:
+            raise RowError("task_id", f"a second row for {slug} and {task_id} in the same file")
+        seen.add((slug, task_id))
+        if slug not in configurations:
+            model, effort = slug.rsplit("__", 1)
+            configurations[slug] = agent_services.configuration_ensure_external(slug=slug, model=model, reasoning_effort=effort, suite="pptbench")
+        return PptbenchScore(configuration=configurations[slug], task_id=task_id, **values)
+
+    return import_batches(rows=read_csv(path, required=PPTBENCH_COLUMNS), validate=validate,
+                          write=lambda batch: PptbenchScore.objects.bulk_create(batch), report=report, progress=progress)
+
+
+def pptbench_selectors_keys():
+    return PptbenchScore.objects.values_list("configuration__slug", "task_id")

@@ -5,6 +5,7 @@ from tqdm import tqdm
 
 from agents.configurations import ConfigurationFileError
 from agents.services import ConfigurationConflict, artifacts_import
+from core.management.progress import report_write
 
 
 class Command(BaseCommand):
@@ -21,19 +22,10 @@ class Command(BaseCommand):
         if not configurations.is_file():
             raise CommandError(f"{configurations}: configuration file not found")
         bar = tqdm(unit="artifact", desc="import_artifacts", disable=no_progress, file=self.stderr._out)
-
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done - bar.n)
-
         try:
-            report = artifacts_import(run_root=run_root, configurations_file=configurations, on_progress=progress)
+            report = artifacts_import(run_root=run_root, configurations_file=configurations, progress=bar.update)
         except (ConfigurationFileError, ConfigurationConflict) as error:
             raise CommandError(str(error)) from error
         finally:
             bar.close()
-        for message in report.unknown_configurations + report.unknown_tasks + report.rejected:
-            self.stderr.write(message)
-        self.stdout.write(report.summary())
-        if report.rejected or report.unknown_tasks:
-            raise CommandError("some folders were not imported (see above); everything else was")
+        report_write(self, report)

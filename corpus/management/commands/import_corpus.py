@@ -1,14 +1,9 @@
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
-from tqdm import tqdm
 
+from core.management.progress import line_progress, report_write
 from corpus.services import corpus_import
-
-
-def count_lines(path: Path) -> int:
-    with open(path, "rb") as handle:
-        return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
 
 
 class Command(BaseCommand):
@@ -25,17 +20,6 @@ class Command(BaseCommand):
             raise CommandError(f"{manifest}: manifest not found")
         if not images.is_dir():
             raise CommandError(f"{images}: image folder not found")
-        bar = tqdm(total=count_lines(manifest), unit="row", desc="import_corpus", disable=no_progress, file=self.stderr._out)
-        last = [0]
-
-        def advance(line_number: int) -> None:
-            bar.update(line_number - last[0])
-            last[0] = line_number
-
-        report = corpus_import(manifest=manifest, images_dir=images, extra_fields=fields, on_line=advance)
-        bar.close()
-        for message in report.rejected:
-            self.stderr.write(message)
-        self.stdout.write(report.summary())
-        if report.rejected:
-            raise CommandError(f"{len(report.rejected)} row(s) rejected; the other rows were imported")
+        with line_progress(self, path=manifest, desc="import_corpus", disable=no_progress) as progress:
+            report = corpus_import(manifest=manifest, images_dir=images, extra_fields=fields, progress=progress)
+        report_write(self, report)

@@ -1,8 +1,8 @@
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
-from tqdm import tqdm
 
+from core.management.progress import line_progress, report_write
 from scoring.services import judge_records_import
 
 
@@ -17,11 +17,6 @@ class Command(BaseCommand):
     def handle(self, *args, file: Path, rubric: str, no_progress: bool, **options):
         if not file.is_file():
             raise CommandError(f"{file}: not found")
-        bar = tqdm(unit="line", desc="import_judge_records", disable=no_progress, file=self.stderr._out)
-        report = judge_records_import(path=file, rubric_version=rubric, on_line=lambda n: bar.update(n - bar.n))
-        bar.close()
-        for message in report.rejected:
-            self.stderr.write(message)
-        self.stdout.write(report.summary())
-        if report.rejected:
-            raise CommandError(f"{len(report.rejected)} line(s) rejected; the other lines were imported")
+        with line_progress(self, path=file, desc="import_judge_records", disable=no_progress) as progress:
+            report = judge_records_import(path=file, rubric_version=rubric, progress=progress)
+        report_write(self, report)

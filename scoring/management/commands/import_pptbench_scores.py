@@ -2,6 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.management.progress import line_progress, report_write
 from scoring.services import pptbench_scores_import
 
 
@@ -10,13 +11,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("file", type=Path)
+        parser.add_argument("--no-progress", action="store_true")
 
-    def handle(self, *args, file: Path, **options):
+    def handle(self, *args, file: Path, no_progress: bool, **options):
         if not file.is_file():
             raise CommandError(f"{file}: not found")
-        report = pptbench_scores_import(path=file)
-        for message in report.rejected:
-            self.stderr.write(message)
-        self.stdout.write(report.summary().replace("records", "scores"))
-        if report.rejected:
-            raise CommandError(f"{len(report.rejected)} row(s) rejected; the other rows were imported")
+        with line_progress(self, path=file, desc="import_pptbench_scores", disable=no_progress) as progress:
+            report = pptbench_scores_import(path=file, progress=progress)
+        report_write(self, report)
