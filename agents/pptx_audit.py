@@ -8,23 +8,32 @@ gate, the renderer):
 1. ``missing`` / ``too_large`` from ``stat``; the file is read once (sha256 over those bytes), and
    one ``zipfile.ZipFile`` over those bytes (a ``BytesIO``) serves the whole audit.
 2. The zip central directory is checked against ``AuditLimits``: member count, declared
-   uncompressed size per member and in total, compression ratio (members over 1 MiB), encrypted
-   members. Declared sizes bind: every member is inflated to at most its declared size.
+   uncompressed size per member (a lower limit for XML members, which become lxml trees) and in
+   total, encrypted members. Absolute sizes, not compression ratios: highly compressible but
+   modest members (blank EMF previews, repetitive XML) are fine; a bomb is refused by what it
+   would inflate to. Declared sizes bind: every member is inflated to at most its declared size.
 3. Every member is then inflated once, through its local header (``zlib``; the checks of
    ``ZipFile.read``: header signature and name, exact size, CRC-32 → ``corrupt`` "broken zip: …"),
-   and checked in memory before any XML parser sees it: every XML member's prolog is refused if it
-   carries a DTD (``<!DOCTYPE``, hence any ``<!ENTITY``): detail "XML entity declarations are not
-   allowed" (UTF-8/16/32 recognised); ``.rels`` members are searched whole for
+   and checked in memory before any XML parser sees it: every XML member's prolog (SVG pictures
+   included; UTF-8/16/32 recognised) is read up to the root element, and a DOCTYPE is refused when
+   it is dangerous, not when it is merely unusual: any ``<!ENTITY`` declaration (internal,
+   external, parameter; so billion laughs and XXE) or parameter-entity reference in an internal
+   subset, or anything there but element, attribute-list and notation declarations, comments and
+   PIs → "XML entity declarations are not allowed"; a ``SYSTEM`` external subset → "XML external
+   DTD (SYSTEM) references are not allowed". ``<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN"
+   "http://…/svg11.dtd">`` passes: no parser here loads a DTD (``load_dtd`` off, ``no_network``
+   on), so the identifier is inert text. ``.rels`` members are searched whole for
    ``TargetMode="External"`` relationships (``external_links``; linked images, media, hyperlinks;
    never fetched); raster images under ``ppt/`` are measured from their headers with Pillow (no
    pixel decode) against ``max_image_pixels``.
 4. python-pptx loads the package from those same checked blobs (its zip reader's blob cache is
    pre-filled, so it neither re-reads nor re-inflates the zip; its parser has
-   ``resolve_entities=False``; no network); the presentation, slide, layout and master it parsed
-   are re-checked for an internal DTD (defence in depth).
+   ``resolve_entities=False`` and lxml's defaults ``load_dtd=False``, ``no_network=True``); the
+   presentation, slide, layout and master it parsed are re-checked for entity declarations and a
+   SYSTEM DTD (defence in depth).
 5. Exactly one slide, then the audit walks the parsed slide XML.
 
-Counting rules (AUDIT_VERSION "1"):
+Counting rules (unchanged since AUDIT_VERSION "1"; "2" changed only gate verdicts):
 
 - text_boxes: ``p:sp`` of any kind (text boxes, autoshapes, placeholders, lines) with
   non-whitespace text in ``p:txBody``. Table cells, chart and SmartArt text do not count.
@@ -94,11 +103,18 @@ from pptx.opc.packuri import PackURI as _PackURI
 
 from corpus.protocol import FLATTEN_CAP, FLATTEN_MAX_NATIVE_OBJECTS, FLATTEN_PICTURE_SHARE, NO_CAP
 
-AUDIT_VERSION = "1"  # bump when counting rules change; results are cached by (sha256, AUDIT_VERSION)
+AUDIT_VERSION = "2"  # bump when counting rules or gate verdicts change; results are cached by (sha256, AUDIT_VERSION)
+# "2": DOCTYPEs without entities pass, compression-ratio refusal replaced by absolute sizes
 
 MiB = 1024 * 1024
 GATE_REASONS: tuple[str, ...] = (
-    "missing", "not_a_zip", "corrupt", "no_slides", "multiple_slides", "too_large", "audit_timeout",
+    "missing",
+    "not_a_zip",
+    "corrupt",
+    "no_slides",
+    "multiple_slides",
+    "too_large",
+    "audit_timeout",
 )
 
 
@@ -108,10 +124,14 @@ class AuditLimits:
 
     max_file_bytes: int = 200 * MiB
     max_members: int = 5_000
-    max_member_bytes: int = 256 * MiB  # uncompressed, per member, as the central directory declares
-    max_total_bytes: int = 512 * MiB  # uncompressed, all members (python-pptx holds them all in memory)
-    max_compression_ratio: float = 200.0  # checked for members above ratio_min_member_bytes
-    ratio_min_member_bytes: int = 1 * MiB  # tiny, repetitive XML may legitimately compress hard
+    # Inflated sizes, as the central directory declares them (and binds them: see _member_bytes).
+    # Absolute bounds on memory, not compression ratios: a 1.5 MB EMF preview of mostly blank
+    # records compresses 667:1 in a real 108 KB deck and is harmless; a bomb is refused by what it
+    # would inflate to. Media (video, audio) is stored near 1:1, so a member rarely outgrows the file.
+    max_member_bytes: int = 256 * MiB  # any member (python-pptx holds every member in memory)
+    max_xml_member_bytes: int = 32 * MiB  # an XML member: python-pptx parses these into lxml trees,
+    # which take several times the text's size; real slide, chart and drawing parts stay under ~10 MB
+    max_total_bytes: int = 512 * MiB  # all members together
     max_image_pixels: int = 100_000_000
     timeout_seconds: float = 30.0
 
@@ -119,8 +139,19 @@ class AuditLimits:
 DEFAULT_LIMITS = AuditLimits()
 
 _COUNT_FIELDS: tuple[str, ...] = (
-    "text_boxes", "shapes", "lines", "connectors", "connectors_attached", "groups", "pictures",
-    "tables", "charts", "smartart", "ole_media", "alternate_content", "native_objects",
+    "text_boxes",
+    "shapes",
+    "lines",
+    "connectors",
+    "connectors_attached",
+    "groups",
+    "pictures",
+    "tables",
+    "charts",
+    "smartart",
+    "ole_media",
+    "alternate_content",
+    "native_objects",
 )
 
 
@@ -217,7 +248,9 @@ def _audit(path: Path, limits: AuditLimits, state: dict) -> Audit:
         raise _GateFailure("missing", "not a regular file")
     state["size"] = stat.st_size
     if stat.st_size > limits.max_file_bytes:
-        raise _GateFailure("too_large", f"file is {_fmt_bytes(stat.st_size)} (limit {_fmt_bytes(limits.max_file_bytes)})")
+        raise _GateFailure(
+            "too_large", f"file is {_fmt_bytes(stat.st_size)} (limit {_fmt_bytes(limits.max_file_bytes)})"
+        )
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -262,12 +295,16 @@ def _check_zip(data: bytes, stream: io.BytesIO, limits: AuditLimits) -> zipfile.
         total += size
         if size > limits.max_member_bytes:
             raise _GateFailure("too_large", _inflate_detail(info, f"limit {_fmt_bytes(limits.max_member_bytes)}"))
-        if size > limits.ratio_min_member_bytes and size > limits.max_compression_ratio * max(info.compress_size, 1):
-            raise _GateFailure("too_large", _inflate_detail(info, f"ratio limit {limits.max_compression_ratio:g}:1"))
+        if size > limits.max_xml_member_bytes and info.filename.lower().endswith(_XML_SUFFIXES):
+            raise _GateFailure(
+                "too_large", _inflate_detail(info, f"XML limit {_fmt_bytes(limits.max_xml_member_bytes)}")
+            )
         if info.flag_bits & 0x1:
             raise _GateFailure("corrupt", f"member {info.filename} is encrypted")
     if total > limits.max_total_bytes:
-        raise _GateFailure("too_large", f"members inflate to {_fmt_bytes(total)} in total (limit {_fmt_bytes(limits.max_total_bytes)})")
+        raise _GateFailure(
+            "too_large", f"members inflate to {_fmt_bytes(total)} in total (limit {_fmt_bytes(limits.max_total_bytes)})"
+        )
     if "[Content_Types].xml" not in zf.NameToInfo:
         raise _GateFailure("corrupt", "missing [Content_Types].xml")
     return zf
@@ -309,7 +346,11 @@ try:  # python-pptx's loader, fed the blobs the gate already read (see _open_pre
 
     _PRELOAD = all(
         isinstance(vars(cls).get(name), _lazyproperty)
-        for cls, name in ((_PackageLoader, "_package_reader"), (_PackageReader, "_blob_reader"), (_ZipPkgReader, "_blobs"))
+        for cls, name in (
+            (_PackageLoader, "_package_reader"),
+            (_PackageReader, "_blob_reader"),
+            (_ZipPkgReader, "_blobs"),
+        )
     ) and callable(getattr(_PackageLoader, "_load", None))
 except ImportError:  # pragma: no cover - another python-pptx layout: open the bytes again
     _PRELOAD = False
@@ -347,8 +388,11 @@ def _inflate_detail(info: zipfile.ZipInfo, limit: str) -> str:
     return f"member {info.filename} inflates to {_fmt_bytes(info.file_size)} (ratio {ratio:.0f}:1; {limit})"
 
 
+_XML_SUFFIXES = (".xml", ".rels")  # the parts python-pptx parses into trees are named so in practice
 _EXTERNAL_MODE = re.compile(rb"""TargetMode\s*=\s*["']External["']""")
-_RASTER_EXTENSIONS = frozenset({"png", "jpg", "jpeg", "jpe", "jfif", "gif", "bmp", "dib", "tif", "tiff", "webp", "ico", "tga"})
+_RASTER_EXTENSIONS = frozenset(
+    {"png", "jpg", "jpeg", "jpe", "jfif", "gif", "bmp", "dib", "tif", "tiff", "webp", "ico", "tga"}
+)
 _HEAD_BYTES = 256  # an OOXML prolog is one XML declaration, ~60 bytes
 
 
@@ -362,17 +406,17 @@ def _member_bytes(data: bytes, zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> by
         return b""
     try:
         offset = info.header_offset
-        if data[offset:offset + 4] != b"PK\x03\x04" or len(data) < offset + 30:
+        if data[offset : offset + 4] != b"PK\x03\x04" or len(data) < offset + 30:
             raise zipfile.BadZipFile(f"bad local header for member {info.filename}")
         name_len, extra_len = struct.unpack_from("<HH", data, offset + 26)
-        local_name = data[offset + 30:offset + 30 + name_len]
+        local_name = data[offset + 30 : offset + 30 + name_len]
         if local_name.decode("utf-8" if info.flag_bits & 0x800 else "cp437") != info.orig_filename:
             raise zipfile.BadZipFile(f"file name in directory and header differ for member {info.filename}")
         start = offset + 30 + name_len + extra_len
         if info.compress_type == zipfile.ZIP_STORED:
-            blob = data[start:start + info.file_size]
+            blob = data[start : start + info.file_size]
         elif info.compress_type == zipfile.ZIP_DEFLATED:
-            raw = memoryview(data)[start:start + info.compress_size]  # no copy of large members
+            raw = memoryview(data)[start : start + info.compress_size]  # no copy of large members
             blob = zlib.decompressobj(-15).decompress(raw, info.file_size) if info.file_size else b""
         else:
             return zf.read(info)
@@ -402,17 +446,19 @@ def _check_prolog(info: zipfile.ZipInfo, head: bytes) -> bool:
     verdict = _prolog_verdict(head)
     if verdict == "dtd":
         raise _GateFailure("corrupt", "XML entity declarations are not allowed")
+    if verdict == "system":
+        raise _GateFailure("corrupt", "XML external DTD (SYSTEM) references are not allowed")
     if verdict == "not_xml" and info.filename.lower().endswith((".xml", ".rels")):
         raise _GateFailure("corrupt", f"member {info.filename} is not XML in a supported encoding")
     return verdict != "more"
 
 
 def _prolog_verdict(head: bytes) -> str:
-    """"dtd", "ok" (root element reached), "not_xml", or "more" (the prolog continues past head)."""
+    """ "dtd", "ok" (root element reached), "not_xml", or "more" (the prolog continues past head)."""
     if head.startswith(b"<?xml"):  # fast path: declaration, whitespace, root start tag
         end = head.find(b"?>", 5)
         if end > 0:
-            rest = head[end + 2:].lstrip(b" \t\r\n")
+            rest = head[end + 2 :].lstrip(b" \t\r\n")
             if rest[:1] == b"<" and rest[1:2] not in (b"!", b"?", b""):
                 return "ok"
     text = _decode_head(head)
@@ -436,17 +482,134 @@ def _prolog_verdict(head: bytes) -> str:
             if j < 0:
                 return "more"
             i = j + 3
-        elif text.startswith("<!", i) or (n - i < 4 and "<!--".startswith(text[i:])):
-            return "dtd" if text.startswith("<!", i) else "more"
+        elif text.startswith("<!DOCTYPE", i):
+            verdict, i = _doctype_verdict(text, i + 9)
+            if verdict != "ok":
+                return verdict
+        elif text.startswith("<!", i) or (
+            n - i < 9 and ("<!--".startswith(text[i:]) or "<!DOCTYPE".startswith(text[i:]))
+        ):
+            return "dtd" if text.startswith("<!", i) and n - i >= 9 else "more"
         else:
             return "ok"
 
 
+_NAME_END = frozenset(" \t\r\n[>")
+_SUBSET_DECLARATIONS = ("<!ELEMENT", "<!ATTLIST", "<!NOTATION")
+
+
+def _doctype_verdict(text: str, i: int) -> tuple[str, int]:
+    """Read a DOCTYPE declaration from just after ``<!DOCTYPE``: ("ok", index after it), "dtd", "system" or "more".
+
+    Allowed: ``<!DOCTYPE name>``, ``<!DOCTYPE name PUBLIC "id" "uri">`` (SVG 1.0/1.1 files carry one),
+    and an internal subset of element, attribute-list and notation declarations, comments and
+    processing instructions only. Refused: any ``<!ENTITY`` (internal, external or parameter; so
+    billion laughs and XXE), a parameter-entity reference, and a ``SYSTEM`` external subset ("system").
+    The DTD is never loaded (no parser here or in python-pptx has ``load_dtd``; lxml's
+    ``no_network`` stays on), so the PUBLIC identifier and its URI are inert text.
+    """
+    n = len(text)
+    j = i
+    while j < n and text[j] in " \t\r\n":
+        j += 1
+    if j == i or j >= n:
+        return ("more" if j >= n else "dtd"), i
+    while j < n and text[j] not in _NAME_END:  # the root element name
+        j += 1
+    literals = 0
+    keyword = ""
+    while True:
+        while j < n and text[j] in " \t\r\n":
+            j += 1
+        if j >= n:
+            return "more", j
+        ch = text[j]
+        if ch in ">[":
+            if keyword == "SYSTEM":
+                return "system", j
+            if literals != (2 if keyword == "PUBLIC" else 0):
+                return "dtd", j  # not a DOCTYPE this reader can vouch for
+            return ("ok", j + 1) if ch == ">" else _internal_subset_verdict(text, j + 1)
+        if ch in "\"'":
+            end = text.find(ch, j + 1)
+            if end < 0:
+                return "more", j
+            literals += 1
+            if keyword not in ("PUBLIC", "SYSTEM") or literals > (2 if keyword == "PUBLIC" else 1):
+                return "dtd", j
+            j = end + 1
+        elif text.startswith("PUBLIC", j) or text.startswith("SYSTEM", j):
+            if keyword:
+                return "dtd", j
+            keyword = text[j : j + 6]
+            j += 6
+        elif n - j < 6:
+            return "more", j
+        else:
+            return "dtd", j
+
+
+def _internal_subset_verdict(text: str, j: int) -> tuple[str, int]:
+    """The internal subset from just after ``[``: ("ok", index after the closing ``>``), "dtd" or "more"."""
+    n = len(text)
+    while True:
+        while j < n and text[j] in " \t\r\n":
+            j += 1
+        if j >= n:
+            return "more", j
+        if text[j] == "]":
+            k = j + 1
+            while k < n and text[k] in " \t\r\n":
+                k += 1
+            if k >= n:
+                return "more", k
+            return ("ok", k + 1) if text[k] == ">" else ("dtd", k)
+        if text.startswith("<!--", j):
+            end = text.find("-->", j + 4)
+            if end < 0:
+                return "more", j
+            j = end + 3
+        elif text.startswith("<?", j):
+            end = text.find("?>", j + 2)
+            if end < 0:
+                return "more", j
+            j = end + 2
+        elif text.startswith(_SUBSET_DECLARATIONS, j):
+            j = _skip_declaration(text, j)
+            if j < 0:
+                return "more", n
+        elif n - j < 10 and any(d.startswith(text[j:]) for d in _SUBSET_DECLARATIONS):
+            return "more", j
+        else:
+            return "dtd", j  # <!ENTITY, a %parameter; reference, or anything else
+
+
+def _skip_declaration(text: str, j: int) -> int:
+    """Index after the ``>`` closing a markup declaration (quoted literals skipped), or -1 if it runs on."""
+    n = len(text)
+    while j < n:
+        ch = text[j]
+        if ch == ">":
+            return j + 1
+        if ch in "\"'":
+            end = text.find(ch, j + 1)
+            if end < 0:
+                return -1
+            j = end + 1
+        else:
+            j += 1
+    return -1
+
+
 _BOMS = (
-    (b"\x00\x00\xfe\xff", "utf-32-be"), (b"\xff\xfe\x00\x00", "utf-32-le"),
-    (b"\x00\x00\x00<", "utf-32-be"), (b"<\x00\x00\x00", "utf-32-le"),
-    (b"\xfe\xff", "utf-16-be"), (b"\xff\xfe", "utf-16-le"),
-    (b"\x00<", "utf-16-be"), (b"<\x00", "utf-16-le"),
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\x00\x00\x00<", "utf-32-be"),
+    (b"<\x00\x00\x00", "utf-32-le"),
+    (b"\xfe\xff", "utf-16-be"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\x00<", "utf-16-be"),
+    (b"<\x00", "utf-16-le"),
 )
 
 
@@ -457,7 +620,7 @@ def _decode_head(head: bytes) -> str | None:
     for mark, codec in _BOMS:
         if head.startswith(mark):
             if b"<" not in mark:
-                head = head[len(mark):]  # a byte-order mark, not the first character
+                head = head[len(mark) :]  # a byte-order mark, not the first character
             width = 4 if "32" in codec else 2
             return head[: len(head) // width * width].decode(codec, errors="replace")
     if not head.lstrip(b" \t\r\n").startswith(b"<"):
@@ -514,10 +677,22 @@ def _image_size(blob: bytes) -> tuple[int, int] | str | None:
 
 
 def _refuse_dtd(*elements) -> None:
-    """Defence in depth on the parts the audit reads (python-pptx parsed them, entities unresolved)."""
+    """Defence in depth on the parts the audit reads (python-pptx parsed them, entities unresolved).
+
+    The same rule as the prolog check: a DOCTYPE is harmless unless it declares entities or names
+    a SYSTEM external subset; a PUBLIC identifier was never loaded.
+    """
     for element in elements:
-        if element is not None and element.getroottree().docinfo.internalDTD is not None:
+        if element is None:
+            continue
+        docinfo = element.getroottree().docinfo
+        dtd = docinfo.internalDTD
+        if dtd is None:
+            continue
+        if next(dtd.iterentities(), None) is not None:
             raise _GateFailure("corrupt", "XML entity declarations are not allowed")
+        if docinfo.system_url and not docinfo.public_id:
+            raise _GateFailure("corrupt", "XML external DTD (SYSTEM) references are not allowed")
 
 
 # --------------------------------------------------------------------------- audit
@@ -556,17 +731,38 @@ def _audit_presentation(prs, external: int, state: dict) -> Audit:
     counts = {name: getattr(walker, name) for name in _COUNT_FIELDS}
     cap = flattening_cap(largest_picture_ratio=largest, native_objects=counts["native_objects"])
     return Audit(
-        state["sha256"], state["size"], True, "", "", **base, **counts,
-        largest_picture_ratio=largest, picture_area_ratio=union, cap=cap, capped=cap < NO_CAP,
+        state["sha256"],
+        state["size"],
+        True,
+        "",
+        "",
+        **base,
+        **counts,
+        largest_picture_ratio=largest,
+        picture_area_ratio=union,
+        cap=cap,
+        capped=cap < NO_CAP,
     )
 
 
-LINE_PRESETS = frozenset({
-    "line", "lineInv", "straightConnector1",
-    "bentConnector2", "bentConnector3", "bentConnector4", "bentConnector5",
-    "curvedConnector2", "curvedConnector3", "curvedConnector4", "curvedConnector5",
-})
-_MEDIA_TAGS = tuple(_q(t) for t in ("a:videoFile", "a:audioFile", "a:quickTimeFile", "a:wavAudioFile", "a:audioCd", "p14:media"))
+LINE_PRESETS = frozenset(
+    {
+        "line",
+        "lineInv",
+        "straightConnector1",
+        "bentConnector2",
+        "bentConnector3",
+        "bentConnector4",
+        "bentConnector5",
+        "curvedConnector2",
+        "curvedConnector3",
+        "curvedConnector4",
+        "curvedConnector5",
+    }
+)
+_MEDIA_TAGS = tuple(
+    _q(t) for t in ("a:videoFile", "a:audioFile", "a:quickTimeFile", "a:wavAudioFile", "a:audioCd", "p14:media")
+)
 _URI_FIELD = {
     "http://schemas.openxmlformats.org/drawingml/2006/table": "tables",
     "http://schemas.openxmlformats.org/drawingml/2006/chart": "charts",
@@ -576,7 +772,9 @@ _URI_FIELD = {
 # python-pptx's layout → master placeholder type mapping (LayoutPlaceholder._base_placeholder).
 _MASTER_PH_TYPE = {"ctrTitle": "title", "title": "title", "dt": "dt", "ftr": "ftr", "sldNum": "sldNum"}
 
-T_SP, T_PIC, T_CXN, T_GRP, T_GF, T_AC = (_q(t) for t in ("p:sp", "p:pic", "p:cxnSp", "p:grpSp", "p:graphicFrame", "mc:AlternateContent"))
+T_SP, T_PIC, T_CXN, T_GRP, T_GF, T_AC = (
+    _q(t) for t in ("p:sp", "p:pic", "p:cxnSp", "p:grpSp", "p:graphicFrame", "mc:AlternateContent")
+)
 T_CHOICE, T_FALLBACK = _q("mc:Choice"), _q("mc:Fallback")
 T_XFRM, T_OFF, T_EXT, T_CHOFF, T_CHEXT = (_q(t) for t in ("a:xfrm", "a:off", "a:ext", "a:chOff", "a:chExt"))
 T_SPPR, T_GRPSPPR, T_PXFRM, T_BLIPFILL = _q("p:spPr"), _q("p:grpSpPr"), _q("p:xfrm"), _q("a:blipFill")
@@ -626,7 +824,11 @@ class _Walker:
                 self.connectors += 1
                 self.native_objects += 1
                 nv = child[0] if len(child) else None
-                if nv is not None and next(nv.iter(T_STCXN), None) is not None and next(nv.iter(T_ENDCXN), None) is not None:
+                if (
+                    nv is not None
+                    and next(nv.iter(T_STCXN), None) is not None
+                    and next(nv.iter(T_ENDCXN), None) is not None
+                ):
                     self.connectors_attached += 1
             elif tag == T_GRP:
                 self.groups += 1

@@ -36,8 +36,9 @@ def deck(path: Path, *, slides: int = 1, picture: bool = False) -> Path:
     return path
 
 
-def rewrite_zip(src: Path, dst: Path, *, replace: dict[str, bytes | None] | None = None,
-                add: dict[str, bytes] | None = None) -> Path:
+def rewrite_zip(
+    src: Path, dst: Path, *, replace: dict[str, bytes | None] | None = None, add: dict[str, bytes] | None = None
+) -> Path:
     """Copy a zip, replacing (or, with None, dropping) members and adding new ones."""
     replace = replace or {}
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout:
@@ -60,22 +61,38 @@ def zip_bomb(directory: Path, *, inflated_bytes: int = 1 << 30) -> Path:
     base = deck(directory / "bomb-base.pptx")
     path = rewrite_zip(base, directory / "bomb.pptx")
     chunk = bytes(1 << 20)
-    with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
-        with zf.open("ppt/media/image1.png", "w") as member:
-            for _ in range(inflated_bytes // len(chunk)):
-                member.write(chunk)
+    with (
+        zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED, compresslevel=1) as zf,
+        zf.open("ppt/media/image1.png", "w") as member,
+    ):
+        for _ in range(inflated_bytes // len(chunk)):
+            member.write(chunk)
     return path
 
 
-def ratio_bomb(directory: Path) -> Path:
-    """8 MiB of zeros in one member: under the size limits, far over a 200:1 compression ratio."""
-    return rewrite_zip(deck(directory / "ratio-base.pptx"), directory / "ratio.pptx",
-                       add={"ppt/media/zeros.bin": bytes(8 << 20)})
+def compressible_member(directory: Path) -> Path:
+    """8 MiB of zeros in one member: ~1000:1, yet modest (like a blank EMF preview); not a bomb."""
+    return rewrite_zip(
+        deck(directory / "ratio-base.pptx"), directory / "ratio.pptx", add={"ppt/media/zeros.bin": bytes(8 << 20)}
+    )
+
+
+def xml_bomb(directory: Path, *, inflated_bytes: int = 48 << 20) -> Path:
+    """A slide part padded to ``inflated_bytes`` of empty groups: python-pptx would build a huge tree."""
+    base = deck(directory / "xml-bomb-base.pptx")
+    xml = _slide_xml(base)
+    at = xml.index("</p:spTree>")
+    unit = "<p:grpSp/>"
+    padding = unit * ((inflated_bytes - len(xml)) // len(unit) + 1)
+    return rewrite_zip(base, directory / "xml-bomb.pptx", replace={SLIDE: (xml[:at] + padding + xml[at:]).encode()})
 
 
 def many_members(directory: Path, *, extra: int = 60) -> Path:
-    return rewrite_zip(deck(directory / "many-base.pptx"), directory / "many.pptx",
-                       add={f"customXml/item{i}.bin": b"x" for i in range(extra)})
+    return rewrite_zip(
+        deck(directory / "many-base.pptx"),
+        directory / "many.pptx",
+        add={f"customXml/item{i}.bin": b"x" for i in range(extra)},
+    )
 
 
 def _slide_xml(src: Path) -> str:
@@ -96,7 +113,9 @@ def _with_doctype(directory: Path, name: str, doctype: str, entity_ref: str, *, 
 
 
 def billion_laughs(directory: Path) -> Path:
-    lols = ['<!ENTITY lol "lol">'] + [f'<!ENTITY lol{i} "{("&lol;" if i == 1 else f"&lol{i - 1};") * 10}">' for i in range(1, 10)]
+    lols = ['<!ENTITY lol "lol">'] + [
+        f'<!ENTITY lol{i} "{("&lol;" if i == 1 else f"&lol{i - 1};") * 10}">' for i in range(1, 10)
+    ]
     doctype = "<!DOCTYPE p:sld [" + "".join(lols) + "]>"
     return _with_doctype(directory, "laughs", doctype, "&lol9;")
 
@@ -109,6 +128,36 @@ def external_entity(directory: Path) -> Path:
 def external_entity_utf16(directory: Path) -> Path:
     doctype = '<!DOCTYPE p:sld [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>'
     return _with_doctype(directory, "xxe16", doctype, "&xxe;", encoding="utf-16")
+
+
+SVG11_DOCTYPE = '<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">'
+
+
+def doctype_slide(directory: Path, name: str, doctype: str, *, text: str = "slide 1") -> Path:
+    """The slide part with ``doctype`` after its XML declaration (and its text box saying ``text``)."""
+    return _with_doctype(directory, name, doctype, text)
+
+
+def svg_picture_deck(directory: Path, svg: bytes, name: str = "svg") -> Path:
+    """A picture deck whose media includes an SVG part (as PowerPoint stores an SVG's source)."""
+    base = deck(directory / f"{name}-base.pptx", picture=True)
+    with zipfile.ZipFile(base) as zf:
+        types = zf.read("[Content_Types].xml").decode()
+    types = types.replace("<Default ", '<Default Extension="svg" ContentType="image/svg+xml"/><Default ', 1)
+    return rewrite_zip(
+        base,
+        directory / f"{name}.pptx",
+        replace={"[Content_Types].xml": types.encode()},
+        add={"ppt/media/image2.svg": svg},
+    )
+
+
+def svg_bytes(prolog: str = "") -> bytes:
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        + prolog
+        + '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>'
+    ).encode()
 
 
 def truncated(directory: Path) -> Path:
@@ -134,7 +183,7 @@ def bad_crc(directory: Path) -> Path:
     data = bytearray(path.read_bytes())
     with zipfile.ZipFile(path) as zf:
         info = zf.getinfo("docProps/app.xml")
-    name_len, extra_len = struct.unpack("<HH", data[info.header_offset + 26: info.header_offset + 30])
+    name_len, extra_len = struct.unpack("<HH", data[info.header_offset + 26 : info.header_offset + 30])
     at = info.header_offset + 30 + name_len + extra_len + 200  # well past the XML prolog
     data[at] ^= 0x01
     path.write_bytes(bytes(data))
@@ -142,7 +191,9 @@ def bad_crc(directory: Path) -> Path:
 
 
 def no_content_types(directory: Path) -> Path:
-    return rewrite_zip(deck(directory / "ct-base.pptx"), directory / "no-ct.pptx", replace={"[Content_Types].xml": None})
+    return rewrite_zip(
+        deck(directory / "ct-base.pptx"), directory / "no-ct.pptx", replace={"[Content_Types].xml": None}
+    )
 
 
 def multi_slide(directory: Path, slides: int = 3) -> Path:
@@ -162,7 +213,12 @@ def _png_chunk(kind: bytes, payload: bytes) -> bytes:
 def huge_png_bytes(width: int = 50_000, height: int = 50_000) -> bytes:
     """A PNG whose IHDR declares width × height (8-bit RGB) with a token IDAT: ~60 bytes on disk."""
     ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", ihdr) + _png_chunk(b"IDAT", zlib.compress(b"\x00" * 16)) + _png_chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _png_chunk(b"IHDR", ihdr)
+        + _png_chunk(b"IDAT", zlib.compress(b"\x00" * 16))
+        + _png_chunk(b"IEND", b"")
+    )
 
 
 def huge_png_deck(directory: Path) -> Path:
@@ -176,8 +232,16 @@ def linked_picture_deck(directory: Path) -> Path:
     with zipfile.ZipFile(base) as zf:
         rels = zf.read("ppt/slides/_rels/slide1.xml.rels").decode()
         slide = zf.read(SLIDE).decode()
-    rels = rels.replace('Target="../media/image1.png"', 'Target="http://example.invalid/figure.png" TargetMode="External"')
+    rels = rels.replace(
+        'Target="../media/image1.png"', 'Target="http://example.invalid/figure.png" TargetMode="External"'
+    )
     slide = slide.replace("r:embed=", "r:link=")
-    return rewrite_zip(base, directory / "linked.pptx", replace={
-        "ppt/slides/_rels/slide1.xml.rels": rels.encode(), SLIDE: slide.encode(), "ppt/media/image1.png": None,
-    })
+    return rewrite_zip(
+        base,
+        directory / "linked.pptx",
+        replace={
+            "ppt/slides/_rels/slide1.xml.rels": rels.encode(),
+            SLIDE: slide.encode(),
+            "ppt/media/image1.png": None,
+        },
+    )
