@@ -1,5 +1,7 @@
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from .models import Artifact
+from .pptx_audit import AUDIT_STORED
 from rest_framework import generics, serializers
 
 from core.permissions import IsStaffResearcher
@@ -26,32 +28,14 @@ class ConfigurationListApi(generics.ListAPIView):
         return selectors.configuration_list()
 
 
-class ArtifactOutputSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
+class ArtifactOutputSerializer(serializers.ModelSerializer):
     configuration = serializers.CharField(source="configuration.slug")
     task_id = serializers.CharField(source="figure.task_id")
-    gate_passed = serializers.BooleanField(allow_null=True)
-    gate_reason = serializers.CharField()
-    gate_detail = serializers.CharField()
-    pptx_sha256 = serializers.CharField()
-    slides = serializers.IntegerField(allow_null=True)
-    text_boxes = serializers.IntegerField(allow_null=True)
-    shapes = serializers.IntegerField(allow_null=True)
-    lines = serializers.IntegerField(allow_null=True)
-    connectors = serializers.IntegerField(allow_null=True)
-    connectors_attached = serializers.IntegerField(allow_null=True)
-    groups = serializers.IntegerField(allow_null=True)
-    pictures = serializers.IntegerField(allow_null=True)
-    tables = serializers.IntegerField(allow_null=True)
-    charts = serializers.IntegerField(allow_null=True)
-    largest_picture_ratio = serializers.FloatField(allow_null=True)
-    picture_area_ratio = serializers.FloatField(allow_null=True)
-    capped = serializers.BooleanField(allow_null=True)
-    render_sha256 = serializers.CharField()
-    log_status = serializers.CharField()
-    turns = serializers.IntegerField(allow_null=True)
-    total_tokens = serializers.IntegerField(allow_null=True)
-    cost_usd = serializers.FloatField(allow_null=True)
+
+    class Meta:
+        model = Artifact
+        fields = ("id", "configuration", "task_id", "gate_passed", "gate_reason", "gate_detail", "pptx_sha256", *AUDIT_STORED,
+                  "render_sha256", "log_status", "turns", "total_tokens", "cost_usd")
 
 
 class ArtifactListApi(generics.ListAPIView):

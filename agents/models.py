@@ -1,6 +1,10 @@
 from django.db import models
 
-from corpus.models import Figure
+from . import pptx_audit, render
+
+# Why an artifact fails the gate: the audit's reasons and the renderer's, named where they are decided.
+GateReason = models.TextChoices("GateReason", [(r.upper(), r) for r in (*pptx_audit.GATE_REASONS, render.REASON_FAILED, render.REASON_TIMEOUT)])
+RENDER_REASONS = (GateReason.RENDER_FAILED, GateReason.RENDER_TIMEOUT)
 
 
 class Configuration(models.Model):
@@ -33,7 +37,7 @@ class Artifact(models.Model):
         UNRECOVERABLE = "unrecoverable"
 
     configuration = models.ForeignKey(Configuration, on_delete=models.CASCADE, related_name="artifacts")
-    figure = models.ForeignKey(Figure, on_delete=models.CASCADE, related_name="artifacts")
+    figure = models.ForeignKey("corpus.Figure", on_delete=models.CASCADE, related_name="artifacts")
 
     # Files, stored content-addressed so no agent-chosen name travels on.
     pptx = models.FileField(upload_to="artifacts/", max_length=300, blank=True)
@@ -46,7 +50,7 @@ class Artifact(models.Model):
 
     # Gate: g = 1 when the audit passed and the rendering succeeded. NULL until both are known.
     gate_passed = models.BooleanField(null=True)
-    gate_reason = models.CharField(max_length=32, blank=True, db_index=True)
+    gate_reason = models.CharField(max_length=32, blank=True, db_index=True, choices=GateReason.choices)
     gate_detail = models.TextField(blank=True)
 
     # Object audit (agents/pptx_audit.py), keyed by (pptx_sha256, audit_version).

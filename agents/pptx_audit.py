@@ -118,6 +118,19 @@ GATE_REASONS: tuple[str, ...] = (
 )
 
 
+# The audit's results, each named once; the model's columns, the tables, the API and the summary follow these.
+AUDIT_COUNTS: tuple[str, ...] = (
+    "slides", "text_boxes", "shapes", "lines", "connectors", "connectors_attached", "groups", "pictures", "tables", "charts",
+    "smartart", "ole_media", "alternate_content", "external_links",
+)
+AUDIT_RATIOS: tuple[str, ...] = ("largest_picture_ratio", "picture_area_ratio")
+AUDIT_STORED: tuple[str, ...] = (*AUDIT_COUNTS, *AUDIT_RATIOS, "cap", "capped")  # what an artifact keeps of its audit
+# What the compact summary shows, in order: these counts, then the ratios as percentages.
+SUMMARY_COUNTS: tuple[str, ...] = ("text_boxes", "shapes", "lines", "connectors", "connectors_attached", "groups", "pictures", "tables", "charts")
+SUMMARY_RATIOS: dict[str, str] = {"largest_picture_ratio": "largest picture share %", "picture_area_ratio": "picture coverage %"}
+SUMMARY_KEYS: tuple[str, ...] = (*(name.replace("_", " ") for name in SUMMARY_COUNTS), *SUMMARY_RATIOS.values())
+
+
 @dataclass(frozen=True)
 class AuditLimits:
     """Bounds for hostile input; defaults are generous for agent-made one-slide decks."""
@@ -188,20 +201,10 @@ class Audit:
         return {"audit_version": AUDIT_VERSION, **dataclasses.asdict(self)}
 
     def summary(self) -> dict:
-        """The compact object summary shown to the judge and to annotators (fixed key order)."""
-        return {
-            "text boxes": self.text_boxes,
-            "shapes": self.shapes,
-            "lines": self.lines,
-            "connectors": self.connectors,
-            "connectors attached": self.connectors_attached,
-            "groups": self.groups,
-            "pictures": self.pictures,
-            "tables": self.tables,
-            "charts": self.charts,
-            "largest picture share %": round(100 * self.largest_picture_ratio, 1),
-            "picture coverage %": round(100 * self.picture_area_ratio, 1),
-        }
+        """The compact object summary shown to the judge and to annotators (fixed key order, SUMMARY_KEYS)."""
+        counts = {name.replace("_", " "): getattr(self, name) for name in SUMMARY_COUNTS}
+        ratios = {label: round(100 * getattr(self, name), 1) for name, label in SUMMARY_RATIOS.items()}
+        return {**counts, **ratios}
 
 
 def flattening_cap(*, largest_picture_ratio: float, native_objects: int) -> int:

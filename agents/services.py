@@ -20,7 +20,7 @@ from corpus.image_facts import file_sha256
 
 from . import pptx_audit, render
 from .configurations import ConfigurationSpec, parse_configurations
-from .models import Artifact, Configuration
+from .models import RENDER_REASONS, Artifact, Configuration, GateReason
 from .runlog import parse_run_log
 
 CODE_FILES: tuple[tuple[str, str], ...] = (("output.py", "python"), ("output.js", "javascript"))
@@ -91,13 +91,13 @@ def _artifact_fields(task_dir: Path | None) -> dict:
     values: dict = {"gate_passed": None, "gate_reason": "", "gate_detail": ""}
     pptx_path = task_dir / "output.pptx" if task_dir else None
     if pptx_path is None or not pptx_path.is_file():
-        values.update(gate_passed=False, gate_reason="missing", gate_detail="no output.pptx was produced", audit_passed=False)
+        values.update(gate_passed=False, gate_reason=GateReason.MISSING, gate_detail="no output.pptx was produced", audit_passed=False)
     else:
         size = pptx_path.stat().st_size
         values["pptx_size"] = size
         if size > pptx_audit.DEFAULT_LIMITS.max_file_bytes:
             # Not copied: the gate fails on size alone, and storing it would cost the same as accepting it.
-            values.update(gate_passed=False, gate_reason="too_large", gate_detail=f"file of {size} bytes exceeds {pptx_audit.DEFAULT_LIMITS.max_file_bytes}", audit_passed=False, pptx_sha256=file_sha256(pptx_path))
+            values.update(gate_passed=False, gate_reason=GateReason.TOO_LARGE, gate_detail=f"file of {size} bytes exceeds {pptx_audit.DEFAULT_LIMITS.max_file_bytes}", audit_passed=False, pptx_sha256=file_sha256(pptx_path))
         else:
             values["pptx"], values["pptx_sha256"] = _store_content_addressed(pptx_path, prefix="artifacts", extension=".pptx")
     for filename, language in CODE_FILES:
@@ -172,11 +172,7 @@ def _local_path(name: str, suffix: str) -> Iterator[Path]:
         yield local
 
 
-AUDIT_FIELDS: tuple[str, ...] = (
-    "slides", "text_boxes", "shapes", "lines", "connectors", "connectors_attached", "groups", "pictures",
-    "tables", "charts", "smartart", "ole_media", "alternate_content", "external_links",
-    "largest_picture_ratio", "picture_area_ratio", "cap", "capped",
-)
+AUDIT_FIELDS = pptx_audit.AUDIT_STORED
 
 
 def _apply_gate(artifact: Artifact) -> None:
@@ -190,7 +186,7 @@ def _apply_gate(artifact: Artifact) -> None:
 
 def artifact_audit(*, artifact: Artifact, force: bool = False) -> Artifact:
     """Gate (without rendering) and object audit. Idempotent per (pptx sha256, audit version)."""
-    if artifact.gate_reason in ("missing", "too_large") and not artifact.pptx:
+    if artifact.gate_reason in (GateReason.MISSING, GateReason.TOO_LARGE) and not artifact.pptx:
         return artifact
     if not force and artifact.audit_version == pptx_audit.AUDIT_VERSION and artifact.audit_passed is not None:
         return artifact
@@ -215,7 +211,7 @@ def artifact_audit(*, artifact: Artifact, force: bool = False) -> Artifact:
     artifact.audited_at = timezone.now()
     if not artifact.audit_passed:
         artifact.gate_reason, artifact.gate_detail = reason, detail
-    elif artifact.gate_reason not in ("render_failed", "render_timeout"):
+    elif artifact.gate_reason not in RENDER_REASONS:
         artifact.gate_reason, artifact.gate_detail = "", ""
     _apply_gate(artifact)
     artifact.save()
@@ -270,7 +266,7 @@ def _store_rendering(artifact: Artifact, result: render.Rendering) -> None:
         artifact.render_png, artifact.render_thumbnail = png_name, thumb_name
         artifact.render_sha256 = result.png_sha256
         artifact.render_width, artifact.render_height = result.width, result.height
-        if artifact.gate_reason in ("render_failed", "render_timeout"):
+        if artifact.gate_reason in RENDER_REASONS:
             artifact.gate_reason, artifact.gate_detail = "", ""
     else:
         artifact.gate_reason, artifact.gate_detail = result.reason, result.detail[:2000]

@@ -1,6 +1,5 @@
 from django.db import models
 
-from agents.models import Artifact, Configuration
 
 
 class JudgeRun(models.Model):
@@ -37,7 +36,7 @@ class JudgeRecord(models.Model):
         OK = "ok"
         FAILED = "failed"
 
-    artifact = models.ForeignKey(Artifact, on_delete=models.CASCADE, related_name="judge_records")
+    artifact = models.ForeignKey("agents.Artifact", on_delete=models.CASCADE, related_name="judge_records")
     judge_run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="records")
     status = models.CharField(max_length=10, choices=Status.choices)
     score = models.FloatField(null=True)
@@ -69,7 +68,7 @@ class JudgeRecord(models.Model):
 class PptbenchScore(models.Model):
     """A row of PPTBench's published scores.csv (its tasks are PPTBench's, not this corpus's)."""
 
-    configuration = models.ForeignKey(Configuration, on_delete=models.CASCADE, related_name="pptbench_scores")
+    configuration = models.ForeignKey("agents.Configuration", on_delete=models.CASCADE, related_name="pptbench_scores")
     task_id = models.CharField(max_length=64)
     majority_gate = models.BooleanField()
     gate_count = models.PositiveSmallIntegerField()

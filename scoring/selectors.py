@@ -5,7 +5,6 @@ import numpy as np
 import pandas as pd
 
 from agents import selectors as agent_selectors
-from agents.models import Artifact
 from core.errors import Invalid
 from corpus.protocol import RUBRIC_AXES
 
@@ -37,11 +36,7 @@ def judge_run_summary() -> pd.DataFrame:
 
 
 def artifact_frame() -> pd.DataFrame:
-    rows = Artifact.objects.filter(configuration__suite="refig").values_list(
-        "id", "configuration__slug", "configuration__model", "configuration__harness", "configuration__workflow",
-        "configuration__position", "figure__task_id", "figure__field", "gate_passed", "cap",
-    )
-    return pd.DataFrame(list(rows), columns=["artifact_id", "configuration", "model", "harness", "workflow", "position", "task_id", "field", "gate_passed", "cap"])
+    return agent_selectors.artifact_scoring_frame()
 
 
 def scores_frame(*, judge: str | None = None) -> pd.DataFrame:

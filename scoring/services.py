@@ -11,7 +11,6 @@ from django.db import transaction
 
 from agents import selectors as agent_selectors
 from agents import services as agent_services
-from agents.models import Artifact
 from core.imports import ImportReport, Progress, RowError, import_batches
 from core.readers import read_csv, read_jsonl
 from corpus.protocol import RUBRIC_AXES
@@ -58,7 +57,7 @@ def _reply_fields(reply) -> dict:
     return values
 
 
-def judge_record_store(*, artifact: Artifact, judge_run: JudgeRun, outcome: JudgeOutcome, rubric_version: str) -> JudgeRecord:
+def judge_record_store(*, artifact, judge_run: JudgeRun, outcome: JudgeOutcome, rubric_version: str) -> JudgeRecord:
     """Store an outcome; a failure is a `failed` record with the raw reply, never a zero score."""
     values = dict(
         status=JudgeRecord.Status.OK if outcome.ok else JudgeRecord.Status.FAILED,
@@ -74,7 +73,7 @@ def judge_record_store(*, artifact: Artifact, judge_run: JudgeRun, outcome: Judg
     return record
 
 
-def judge_inputs_for(artifact: Artifact) -> JudgeInputs:
+def judge_inputs_for(artifact) -> JudgeInputs:
     figure = artifact.figure
     with figure.image.open("rb") as handle:
         source = handle.read()
@@ -84,7 +83,7 @@ def judge_inputs_for(artifact: Artifact) -> JudgeInputs:
     return JudgeInputs(source_png=source, source_mime=mime, render_png=rendering, object_summary=artifact.audit_summary or {})
 
 
-def artifacts_to_judge(*, judge_run: JudgeRun, configuration: str | None = None, limit: int | None = None) -> list[Artifact]:
+def artifacts_to_judge(*, judge_run: JudgeRun, configuration: str | None = None, limit: int | None = None) -> list:
     """Gate-passed artifacts without an ok record in this run (resuming skips completed ones)."""
     artifacts = (
         agent_selectors.artifact_list(configuration=configuration)
@@ -94,7 +93,7 @@ def artifacts_to_judge(*, judge_run: JudgeRun, configuration: str | None = None,
     return list(artifacts[:limit] if limit else artifacts)
 
 
-def judge_artifact(*, artifact: Artifact, judge_run: JudgeRun, settings: JudgeSettings, rubric_version: str) -> JudgeRecord | None:
+def judge_artifact(*, artifact, judge_run: JudgeRun, settings: JudgeSettings, rubric_version: str) -> JudgeRecord | None:
     judge_run.refresh_from_db(fields=["status"])
     if judge_run.status == JudgeRun.Status.PAUSED:
         return None
@@ -106,7 +105,7 @@ def judge_artifact(*, artifact: Artifact, judge_run: JudgeRun, settings: JudgeSe
     return judge_record_store(artifact=artifact, judge_run=judge_run, outcome=outcome, rubric_version=rubric_version)
 
 
-def judge_artifacts(*, artifacts: Sequence[Artifact], judge_run: JudgeRun, settings: JudgeSettings, rubric_version: str,
+def judge_artifacts(*, artifacts: Sequence, judge_run: JudgeRun, settings: JudgeSettings, rubric_version: str,
                     on_done: Callable[[JudgeRecord], None] | None = None) -> tuple[int, int]:
     """Judge with `settings.concurrency` parallel calls; stops early when the run is paused."""
     rubric = load_rubric(rubric_version)

@@ -1,7 +1,7 @@
 """Judge-queue tasks: thin, idempotent (an ok record is never judged again)."""
 from celery import shared_task
 
-from agents.models import Artifact
+from agents import selectors as agent_selectors
 
 from . import services
 from .judge_client import JudgeSettings
@@ -11,7 +11,7 @@ from .models import JudgeRun
 @shared_task(name="scoring.judge_artifact", acks_late=True, soft_time_limit=3600, time_limit=3700)
 def judge_artifact(artifact_id: int, judge_run_id: int, settings: dict, rubric_version: str) -> str:
     record = services.judge_artifact(
-        artifact=Artifact.objects.select_related("figure").get(pk=artifact_id),
+        artifact=agent_selectors.artifact_for_judging(pk=artifact_id),
         judge_run=JudgeRun.objects.get(pk=judge_run_id),
         settings=JudgeSettings(**settings),
         rubric_version=rubric_version,

@@ -72,7 +72,7 @@ def test_import_gives_every_configuration_figure_a_row_and_reports_unknowns(run_
     out, err, failed = import_run(run_root)
     assert failed is not None  # the unknown task folder is reported, and the exit is non-zero
     assert "t999" in err and "is not in the corpus" in err and "ghost" in err
-    assert "6 artifacts imported" in out and "2 without output.pptx" in out
+    assert "7 artifacts: 6 imported, 0 already stored, 1 rejected, 1 warnings" in out and "2 artifacts without output.pptx" in out
     assert Artifact.objects.count() == 6
     missing = Artifact.objects.get(configuration__slug="m1-direct", figure__task_id="t2")
     assert (missing.gate_passed, missing.gate_reason) == (False, "missing")
@@ -86,7 +86,7 @@ def test_import_gives_every_configuration_figure_a_row_and_reports_unknowns(run_
 
     before = list(Artifact.objects.order_by("pk").values())
     out, _, _ = import_run(run_root)
-    assert "0 artifacts imported, 6 already stored" in out
+    assert "artifacts: 0 imported, 6 already stored" in out
     assert list(Artifact.objects.order_by("pk").values()) == before
 
 

@@ -72,7 +72,7 @@ def test_imported_records_give_final_scores_and_config_scores_by_hand(tmp_path, 
     # Re-import changes nothing; a contradicting line is refused and the stored record is kept.
     out = io.StringIO()
     call_command("import_judge_records", path, no_progress=True, stdout=out)
-    assert "0 records imported, 4 already stored" in out.getvalue()
+    assert "4 records: 0 imported, 4 already stored" in out.getvalue()
 
 
 def test_bad_judge_record_lines_are_reported_and_good_ones_land(tmp_path, study_data):
@@ -134,7 +134,7 @@ def test_judge_command_against_a_local_server_stores_records_and_resumes(study_d
 def test_pptbench_import_reproduces_the_published_leaderboard():
     out = io.StringIO()
     call_command("import_pptbench_scores", PPTBENCH / "scores.csv", stdout=out)
-    assert "18000 scores imported" in out.getvalue()
+    assert "18000 scores: 18000 imported" in out.getvalue()
     ours = table_frame("pptbench-leaderboard")
     published = pd.read_csv(PPTBENCH / "leaderboard.csv")
     assert list(ours.columns[: len(published.columns)]) == list(published.columns)
@@ -146,4 +146,4 @@ def test_pptbench_import_reproduces_the_published_leaderboard():
         assert (merged[column] - merged[f"{column}_ours"]).abs().max() <= 1e-9, column
     again = io.StringIO()
     call_command("import_pptbench_scores", PPTBENCH / "scores.csv", stdout=again)
-    assert "0 scores imported, 18000 already stored" in again.getvalue()
+    assert "18000 scores: 0 imported, 18000 already stored" in again.getvalue()
