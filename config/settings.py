@@ -101,8 +101,11 @@ if PRODUCTION:
         refuse("DATABASE_URL must point at PostgreSQL (postgres://user:pass@host:5432/name).")
     if not DATABASE_URL.startswith(("postgres://", "postgresql://", "pgsql://")):
         refuse(f"DATABASE_URL must be PostgreSQL; SQLite and others are refused (got {DATABASE_URL.split(':', 1)[0]!r}).")
+SQLITE_OPTIONS = {"timeout": 30, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+    if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+        DATABASES["default"]["OPTIONS"] = SQLITE_OPTIONS
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
@@ -111,7 +114,7 @@ else:
             "NAME": VAR_DIR / "refig.sqlite3",
             # IMMEDIATE: a writer takes the write lock when its transaction begins, so two writers queue (for up to
             # `timeout` seconds) instead of failing to upgrade; WAL lets readers go on while one writes.
-            "OPTIONS": {"timeout": 30, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"},
+            "OPTIONS": SQLITE_OPTIONS,
             # A file, not shared memory: threads of a live server then wait for the lock instead of failing at once.
             "TEST": {"NAME": str(VAR_DIR / "test-refig.sqlite3")},
         }
