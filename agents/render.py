@@ -50,8 +50,9 @@ import pypdfium2
 import pypdfium2.raw as pdfium_c
 from PIL import Image
 
-# "2": PDFium replaced Poppler as the rasteriser (anti-aliasing differs slightly), so renders of
-# version "1" are redone rather than mixed with new ones in one comparison.
+# "2": PDFium replaced Poppler as the rasteriser (edge anti-aliasing differs on about 1 % of the
+# pixels, and the short edge is rounded, not rounded up), so renders of version "1" are redone
+# rather than mixed with new ones in one comparison.
 RENDER_VERSION = "2"
 DEFAULT_LONG_EDGE = 1600
 DEFAULT_THUMBNAIL_LONG_EDGE = 320

@@ -155,7 +155,10 @@ def renderers_in_parallel(decks: list[Path], work: Path, count: int) -> float:
     return seconds
 
 
-@pytest.mark.skipif(shutil.which("soffice") is None, reason="needs LibreOffice")
+@pytest.mark.skipif(
+    shutil.which("soffice") is None or shutil.which("pdftoppm") is None,
+    reason="needs LibreOffice and, for the cold way, Poppler",
+)
 def test_rendering_vs_cold_soffice_per_file_and_libreoffice_alone(tmp_path):
     decks = []
     for seed in range(FILES):
