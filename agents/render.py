@@ -223,7 +223,7 @@ class LibreOfficeRenderer:
             seconds = {i: 0.0 for i in staged}
             pending = list(staged)
             if len(pending) == 1:
-                runs[pending[0]] = self._convert([staged[pending[0]]], pdf_dir, work)
+                runs[pending[0]] = self._convert_one(staged[pending[0]], pdf_dir, work)
                 seconds[pending[0]] += runs[pending[0]].seconds
             elif pending:
                 run = self._convert([staged[i] for i in pending], pdf_dir, work)
@@ -238,7 +238,7 @@ class LibreOfficeRenderer:
                     if i in converted:
                         runs[i] = run
                     else:  # retried alone: its own timeout and its own error message
-                        runs[i] = self._convert([staged[i]], pdf_dir, work)
+                        runs[i] = self._convert_one(staged[i], pdf_dir, work)
                         seconds[i] += runs[i].seconds
 
             final: list[Rendering] = []
@@ -283,6 +283,13 @@ class LibreOfficeRenderer:
             shutil.rmtree(self.profile_dir, ignore_errors=True)
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp.mkdir()
+        return run
+
+    def _convert_one(self, deck: Path, pdf_dir: Path, work: Path) -> _Run:
+        run = self._convert([deck], pdf_dir, work)
+        if run.timed_out or (run.returncode or 0) < 0:
+            # Killed while writing: PDFium would happily draw a partial PDF, so it is not used.
+            _pdf_for(deck, pdf_dir).unlink(missing_ok=True)
         return run
 
     def _pdf_to_png(self, deck: Path, pdf_dir: Path, run: _Run, out_dir: Path) -> Rendering:

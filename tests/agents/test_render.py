@@ -388,6 +388,22 @@ def test_libreoffice_keeps_its_temporary_files_in_the_renderers_scratch(tmp_path
         assert used.is_relative_to(fake_renderer.scratch_dir)
 
 
+def test_half_written_pdf_of_a_killed_conversion_is_never_rasterised(tmp_path):
+    """PDFium draws what it can of a truncated PDF; a killed LibreOffice's PDF must not be used."""
+    whole = tmp_path / "whole.pdf"
+    Image.new("RGB", (400, 300), (20, 90, 200)).save(whole)
+    fake = fake_soffice(tmp_path, f'cp {whole} "$pdf"; sleep 300 & wait')
+    deck = tmp_path / "in" / "output.pptx"
+    deck.parent.mkdir()
+    deck.write_bytes(b"deck")
+
+    with LibreOfficeRenderer(soffice=str(fake), timeout=0.5) as fake_renderer:
+        result = fake_renderer.render(deck, out_dir=tmp_path / "out")
+
+    assert (result.ok, result.reason) == (False, "render_timeout")
+    assert not (tmp_path / "out" / "render.png").exists()
+
+
 def test_mismatched_out_dirs_are_rejected(renderer, tmp_path):
     with pytest.raises(ValueError):
         renderer.render_many([FIXTURES / "t_test.pptx"], out_dirs=[])
