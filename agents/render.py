@@ -425,7 +425,7 @@ def _scratch_create(parent: Path) -> tuple[Path, Path, int]:
     The lock file is locked under a pending name and renamed, so a lock file under its final
     name is always held by a live renderer or by nobody."""
     parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    remove_stale_scratch(parent)
+    _remove_stale_scratch(parent)
     name = f"{os.getpid()}-{secrets.token_hex(6)}"
     pending, lock_path = parent / f".{name}.lock-pending", parent / f"{name}.lock"
     fd = os.open(pending, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
@@ -447,7 +447,7 @@ def _scratch_remove(root: Path, lock_path: Path, fd: int) -> None:
     os.close(fd)
 
 
-def remove_stale_scratch(parent: Path) -> list[str]:
+def _remove_stale_scratch(parent: Path) -> list[str]:
     """Remove the scratch directories under ``parent`` whose renderer's process is gone (its
     lock is free), and directories without a lock file. Returns the names removed."""
     removed = []
