@@ -37,6 +37,7 @@ pytestmark = pytest.mark.libreoffice
 FILES = 20
 MIN_RATIO = 6.0  # ours vs cold; LibreOffice's own batch conversion is the ceiling
 MIN_SCALING = 1.5  # two renderers vs one (2 ideal on two free cores; other work shares them)
+SCALING_ROUNDS = 3  # one and two renderers alternate; the best of each counts (others share the cores)
 SHAPES = [MSO_SHAPE.RECTANGLE, MSO_SHAPE.ROUNDED_RECTANGLE, MSO_SHAPE.OVAL, MSO_SHAPE.DIAMOND, MSO_SHAPE.HEXAGON]
 
 
@@ -137,6 +138,7 @@ def _renderer_process(decks: list[Path], out_root: Path, go, results) -> None:
 
 def renderers_in_parallel(decks: list[Path], work: Path, count: int) -> float:
     """Wall time for ``count`` renderer processes, started together, each rendering every deck."""
+    work = Path(tempfile.mkdtemp(dir=work))
     ctx = multiprocessing.get_context("fork")
     go, results = ctx.Event(), ctx.Queue()
     procs = [
@@ -177,8 +179,11 @@ def test_rendering_vs_cold_soffice_per_file_and_libreoffice_alone(tmp_path):
     our_seconds = time.monotonic() - started
 
     limit_seconds = libreoffice_batch(decks, tmp_path)
-    one_seconds = renderers_in_parallel(decks, tmp_path, 1)
-    two_seconds = renderers_in_parallel(decks, tmp_path, 2)
+    one_runs, two_runs = [], []
+    for _ in range(SCALING_ROUNDS):
+        one_runs.append(renderers_in_parallel(decks, tmp_path, 1))
+        two_runs.append(renderers_in_parallel(decks, tmp_path, 2))
+    one_seconds, two_seconds = min(one_runs), min(two_runs)
 
     assert all(png.exists() for png in naive_pngs)
     assert all(r.ok for r in results), [r.detail for r in results if not r.ok]
@@ -193,7 +198,9 @@ def test_rendering_vs_cold_soffice_per_file_and_libreoffice_alone(tmp_path):
         f"  LibreOffice's own batch to PDF:     {limit_seconds:.2f} s ({limit_seconds / FILES:.3f} s/deck), "
         f"{limit_ratio:.2f}x cold (the limit); render_many at {our_seconds / limit_seconds:.2f}x its time\n"
         f"  1 renderer: {FILES} decks in {one_seconds:.2f} s; 2 renderers (processes, own profiles): "
-        f"{2 * FILES} decks in {two_seconds:.2f} s; throughput ratio {scaling:.2f}x"
+        f"{2 * FILES} decks in {two_seconds:.2f} s; throughput ratio {scaling:.2f}x "
+        f"(best of {SCALING_ROUNDS}: {' '.join(f'{t:.2f}' for t in one_runs)} / {' '.join(f'{t:.2f}' for t in two_runs)} s)\n"
+        f"  load average at the end: {os.getloadavg()[0]:.2f}"
     )
     assert ratio >= MIN_RATIO
     assert scaling >= MIN_SCALING
