@@ -16,7 +16,7 @@ importable only from the system interpreter, not from the project's virtualenv.
 One renderer per worker process (per core): each has its own profile, so renderers never share
 LibreOffice state. Fault safety:
   * a renderer's scratch space (profile, staged inputs, PDFs, LibreOffice's own temporary files)
-    lives in a private directory under ``$TMPDIR/refig-render/``, held by an ``flock``; a new
+    lives in a private directory under ``$TMPDIR/refig-render-<uid>/``, held by an ``flock``; a new
     renderer removes the directories of renderers whose process is gone;
   * every output is written to a temporary file in its own directory and renamed into place, and
     a renderer removes old outputs and leftover temporary files first, so a write killed halfway
@@ -65,7 +65,6 @@ THUMBNAIL_NAME = "thumb.png"
 REASON_FAILED = "render_failed"
 REASON_TIMEOUT = "render_timeout"
 
-SCRATCH_DIR_NAME = "refig-render"
 # Lossless either way; level 1 encodes a 1600 px slide about 1.4x faster than Pillow's default 6
 # for files about 20 % larger (measured on the render benchmark's decks).
 PNG_COMPRESS_LEVEL = 1
@@ -129,7 +128,7 @@ class LibreOfficeRenderer:
 
     One per worker process (not thread-safe). Use as a context manager, or call ``close()``,
     which removes the private profile and scratch space. ``scratch_parent`` defaults to
-    ``$TMPDIR/refig-render``.
+    ``$TMPDIR/refig-render-<uid>``.
     """
 
     def __init__(
@@ -153,7 +152,7 @@ class LibreOfficeRenderer:
         self.long_edge = long_edge
         self.thumbnail_long_edge = thumbnail_long_edge
         self.batch_size = batch_size
-        parent = Path(scratch_parent) if scratch_parent is not None else Path(tempfile.gettempdir()) / SCRATCH_DIR_NAME
+        parent = Path(scratch_parent) if scratch_parent is not None else default_scratch_parent()
         self._root, lock_path, lock_fd = _scratch_create(parent)
         self.profile_dir = self._root / "profile"
         self._tmp = self._root / "tmp"  # LibreOffice's own temporary files (TMPDIR)
@@ -418,6 +417,11 @@ def _clear_outputs(out_dir: Path) -> None:
                 leftover.unlink(missing_ok=True)
 
 
+def default_scratch_parent() -> Path:
+    """``$TMPDIR/refig-render-<uid>``: per user, so a shared /tmp never mixes users' renderers."""
+    return Path(tempfile.gettempdir()) / f"refig-render-{os.getuid()}"
+
+
 def _scratch_create(parent: Path) -> tuple[Path, Path, int]:
     """A private directory ``parent/<pid>-<random>`` held by an exclusive ``flock`` on its
     sibling ``.lock`` file for the life of the process; stale siblings are removed first.
@@ -425,6 +429,9 @@ def _scratch_create(parent: Path) -> tuple[Path, Path, int]:
     The lock file is locked under a pending name and renamed, so a lock file under its final
     name is always held by a live renderer or by nobody."""
     parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    status = parent.lstat()
+    if not parent.is_dir() or parent.is_symlink() or status.st_uid != os.getuid():
+        raise PermissionError(f"scratch folder {parent} is not a directory of this user")
     _remove_stale_scratch(parent)
     name = f"{os.getpid()}-{secrets.token_hex(6)}"
     pending, lock_path = parent / f".{name}.lock-pending", parent / f"{name}.lock"

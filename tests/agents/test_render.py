@@ -447,10 +447,18 @@ def test_a_write_that_fails_halfway_leaves_neither_output_nor_temporary_file(ren
 def test_scratch_is_private_under_tmpdir_and_removed_on_close():
     with LibreOfficeRenderer() as own:
         scratch = own.scratch_dir
-        assert scratch.parent == Path(tempfile.gettempdir()) / "refig-render"
+        assert scratch.parent == Path(tempfile.gettempdir()) / f"refig-render-{os.getuid()}"
         assert own.profile_dir.is_relative_to(scratch)
         assert scratch.is_dir() and (scratch.stat().st_mode & 0o777) == 0o700
     assert not scratch.exists() and not scratch.with_name(scratch.name + ".lock").exists()
+
+
+def test_scratch_parent_that_is_a_symlink_is_refused(tmp_path):
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(PermissionError):
+        LibreOfficeRenderer(scratch_parent=tmp_path / "link")
+    assert list((tmp_path / "elsewhere").iterdir()) == []
 
 
 def test_a_starting_renderer_removes_scratch_of_dead_renderers_only(tmp_path):
