@@ -1,4 +1,4 @@
-"""agents.render against real LibreOffice and Poppler (no database)."""
+"""agents.render against real LibreOffice and in-process PDFium (no database)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import io
 import os
 import shutil
 import struct
+import tempfile
+import threading
 import zlib
 from pathlib import Path
 
@@ -24,6 +26,7 @@ from agents.render import (
     render_pptx,
     strip_png_metadata,
 )
+from tests.agents import hostile
 
 pytestmark = pytest.mark.libreoffice
 
@@ -32,9 +35,10 @@ from tests.data.paths import PPTX_REAL
 FIXTURES = PPTX_REAL / "python-pptx"
 ONE_SLIDE_FIXTURES = ["sld-blank.pptx", "shp-groupshape.pptx", "shp-freeform.pptx", "t_test.pptx"]
 METADATA_CHUNKS = {b"tEXt", b"zTXt", b"iTXt", b"tIME", b"eXIf", b"iCCP", b"pHYs"}
+PIXEL_CHUNKS = {b"IHDR", b"IDAT", b"IEND"}
 
-if shutil.which("soffice") is None or shutil.which("pdftoppm") is None:
-    pytest.skip("needs LibreOffice and Poppler", allow_module_level=True)
+if shutil.which("soffice") is None:
+    pytest.skip("needs LibreOffice", allow_module_level=True)
 
 
 # -- helpers (independent of the code under test) ------------------------------------------
@@ -56,8 +60,9 @@ def png_chunk_types(data: bytes) -> list[bytes]:
     return types
 
 
-def make_deck(path: Path, *, slides: int = 1, label: str = "A", width: Emu | None = None,
-              height: Emu | None = None) -> Path:
+def make_deck(
+    path: Path, *, slides: int = 1, label: str = "A", width: Emu | None = None, height: Emu | None = None
+) -> Path:
     prs = Presentation()
     if width is not None:
         prs.slide_width, prs.slide_height = width, height
@@ -93,6 +98,29 @@ def live_group_members(pgid: int) -> list[int]:
     return found
 
 
+def fake_soffice(tmp_path: Path, per_deck: str) -> Path:
+    """A stand-in soffice: runs the shell snippet ``per_deck`` for each .pptx argument, with
+    ``$a`` the deck, ``$pdf`` the PDF it is expected to write and ``$outdir`` the output folder."""
+    fake = tmp_path / "fake-soffice"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'outdir=""; prev=""\n'
+        'for a in "$@"; do\n'
+        '  if [ "$prev" = "--outdir" ]; then outdir="$a"; fi\n'
+        '  prev="$a"\n'
+        "done\n"
+        'for a in "$@"; do\n'
+        '  case "$a" in *.pptx)\n'
+        '    pdf="$outdir/$(basename "$a" .pptx).pdf"\n'
+        f"    {per_deck}\n"
+        "    ;;\n"
+        "  esac\n"
+        "done\n"
+    )
+    fake.chmod(0o755)
+    return fake
+
+
 def live_processes_mentioning(text: str) -> list[int]:
     """Non-zombie processes whose command line contains ``text`` (a /proc scan)."""
     found = []
@@ -120,7 +148,8 @@ def real_renders(renderer, tmp_path_factory):
     """All one-slide decks rendered in one batch (one LibreOffice start-up)."""
     root = tmp_path_factory.mktemp("real")
     wide = make_deck(root / "wide" / "output.pptx", width=Inches(13.333), height=Inches(7.5))
-    decks = {name: FIXTURES / name for name in ONE_SLIDE_FIXTURES} | {"generated-16x9": wide}
+    tall = make_deck(root / "tall" / "output.pptx", width=Inches(7.5), height=Inches(13.333))
+    decks = {name: FIXTURES / name for name in ONE_SLIDE_FIXTURES} | {"generated-16x9": wide, "generated-9x16": tall}
     names = list(decks)
     results = renderer.render_many([decks[n] for n in names], out_dirs=[root / n for n in names])
     return {name: (decks[name], result) for name, result in zip(names, results, strict=True)}
@@ -129,7 +158,7 @@ def real_renders(renderer, tmp_path_factory):
 # -- successful renders --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", [*ONE_SLIDE_FIXTURES, "generated-16x9"])
+@pytest.mark.parametrize("name", [*ONE_SLIDE_FIXTURES, "generated-16x9", "generated-9x16"])
 def test_one_slide_deck_renders_to_png_of_the_slide_shape(real_renders, name):
     deck, result = real_renders[name]
     assert slide_count(deck) == 1
@@ -151,9 +180,38 @@ def test_one_slide_deck_renders_to_png_of_the_slide_shape(real_renders, name):
     png_bytes, thumb_bytes = result.png_path.read_bytes(), result.thumbnail_path.read_bytes()
     assert result.png_sha256 == hashlib.sha256(png_bytes).hexdigest()
     assert result.thumbnail_sha256 == hashlib.sha256(thumb_bytes).hexdigest()
-    assert not METADATA_CHUNKS & set(png_chunk_types(png_bytes))
-    assert not METADATA_CHUNKS & set(png_chunk_types(thumb_bytes))
+    # Blinding: pixels only -- no text, time, EXIF, ICC or physical-size chunks, no names.
+    assert set(png_chunk_types(png_bytes)) <= PIXEL_CHUNKS
+    assert set(png_chunk_types(thumb_bytes)) <= PIXEL_CHUNKS
+    for data in (png_bytes, thumb_bytes):
+        for word in (deck.stem, deck.parent.name, "LibreOffice", "PDFium", "pdfium", "output"):
+            assert word.encode() not in data
     assert result.seconds > 0
+
+
+def test_same_deck_gives_the_same_bytes_from_another_renderer(real_renders, tmp_path):
+    deck, first = real_renders["shp-groupshape.pptx"]
+    with LibreOfficeRenderer() as other:
+        again = other.render(deck, out_dir=tmp_path / "again")
+    assert (again.png_sha256, again.thumbnail_sha256) == (first.png_sha256, first.thumbnail_sha256)
+
+
+def test_renderers_in_two_threads_give_the_same_bytes_as_one(real_renders, tmp_path):
+    names = ["generated-16x9", "generated-9x16", "t_test.pptx"]
+    decks = [real_renders[n][0] for n in names]
+    found: dict[int, list] = {}
+
+    def run(n: int) -> None:
+        with LibreOfficeRenderer() as own:
+            found[n] = own.render_many(decks, out_dirs=[tmp_path / f"t{n}-{i}" for i in range(len(decks))])
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    expected = [real_renders[n][1].png_sha256 for n in names]
+    assert [r.png_sha256 for r in found[0]] == [r.png_sha256 for r in found[1]] == expected
 
 
 def test_inputs_with_the_same_file_name_render_to_their_own_outputs(renderer, tmp_path):
@@ -235,11 +293,11 @@ def test_hanging_file_in_a_batch_times_out_alone(tmp_path):
     fake.write_text(
         "#!/bin/sh\n"
         'outdir=""; prev=""\n'
-        "for a in \"$@\"; do\n"
+        'for a in "$@"; do\n'
         '  if [ "$prev" = "--outdir" ]; then outdir="$a"; fi\n'
-        "  prev=\"$a\"\n"
+        '  prev="$a"\n'
         "done\n"
-        "for a in \"$@\"; do\n"
+        'for a in "$@"; do\n'
         '  case "$a" in *.pptx)\n'
         f'    if grep -q HANG "$a"; then echo $$ >> {tmp_path}/fake.pids; sleep 300 & wait; fi\n'
         f'    cp {one_page} "$outdir/$(basename "$a" .pptx).pdf";;\n'
@@ -264,9 +322,168 @@ def test_hanging_file_in_a_batch_times_out_alone(tmp_path):
     assert all(live_group_members(pgid) == [] for pgid in fake_pids)
 
 
+def test_hostile_and_corrupt_decks_in_one_batch_fail_alone_without_naming_inputs(tmp_path):
+    """Broken zips fail; decks LibreOffice tolerates render; the good deck always renders."""
+    made = tmp_path / "made"
+    made.mkdir()
+    decks = {
+        "truncated": hostile.truncated(made),
+        "no-content-types": hostile.no_content_types(made),
+        "bad-crc": hostile.bad_crc(made),
+        "huge-png": hostile.huge_png_deck(made),
+        "billion-laughs": hostile.billion_laughs(made),
+        "external-entity": hostile.external_entity(made),
+        "good": hostile.deck(made / "good.pptx"),
+    }
+    names = list(decks)
+    with LibreOfficeRenderer(timeout=30.0) as own:
+        results = dict(zip(names, own.render_many(list(decks.values()), out_dirs=[tmp_path / n for n in names])))
+
+    for name in ("truncated", "no-content-types"):
+        assert (results[name].ok, results[name].reason) == (False, "render_failed")
+        assert results[name].detail.startswith("no PDF written")
+        assert not (tmp_path / name / "render.png").exists()
+    good = results["good"]
+    assert good.ok and set(png_chunk_types(good.png_path.read_bytes())) <= PIXEL_CHUNKS
+    for name, result in results.items():
+        assert result.ok or result.reason in ("render_failed", "render_timeout")
+        assert str(made) not in result.detail and decks[name].stem not in result.detail
+
+
+def test_corrupt_or_multi_page_pdf_from_libreoffice_is_render_failed(tmp_path):
+    """PDFium reads LibreOffice's output in process: garbage must fail cleanly, not crash."""
+    two_pages = tmp_path / "two-pages.pdf"
+    Image.new("RGB", (40, 30), "white").save(two_pages, save_all=True, append_images=[Image.new("RGB", (40, 30))])
+    fake = fake_soffice(
+        tmp_path,
+        f'if grep -q TWO "$a"; then cp {two_pages} "$pdf"; '
+        'else head -c 3000 /dev/urandom > "$pdf"; printf "%%PDF-1.7 garbage" >> "$pdf"; fi',
+    )
+    decks = []
+    for i, body in enumerate([b"GARBAGE", b"TWO"]):
+        deck = tmp_path / f"in{i}" / "secret-name.pptx"
+        deck.parent.mkdir()
+        deck.write_bytes(body)
+        decks.append(deck)
+
+    with LibreOfficeRenderer(soffice=str(fake)) as fake_renderer:
+        garbage, two = fake_renderer.render_many(decks, out_dirs=[tmp_path / "out0", tmp_path / "out1"])
+
+    assert (garbage.ok, garbage.reason, garbage.pdf_pages) == (False, "render_failed", 0)
+    assert garbage.detail.startswith("unreadable PDF")
+    assert "secret-name" not in garbage.detail and str(tmp_path) not in garbage.detail
+    assert (two.ok, two.reason, two.pdf_pages, two.detail) == (False, "render_failed", 2, "PDF has 2 pages")
+
+
+def test_libreoffice_keeps_its_temporary_files_in_the_renderers_scratch(tmp_path):
+    one_page = tmp_path / "one-page.pdf"
+    Image.new("RGB", (400, 300), "white").save(one_page)
+    fake = fake_soffice(tmp_path, f'echo "$TMPDIR" > {tmp_path}/tmpdir; cp {one_page} "$pdf"')
+    deck = tmp_path / "in" / "output.pptx"
+    deck.parent.mkdir()
+    deck.write_bytes(b"ok")
+    with LibreOfficeRenderer(soffice=str(fake)) as fake_renderer:
+        assert fake_renderer.render(deck, out_dir=tmp_path / "out").ok
+        used = Path((tmp_path / "tmpdir").read_text().strip())
+        assert used.is_relative_to(fake_renderer.scratch_dir)
+
+
+def test_half_written_pdf_of_a_killed_conversion_is_never_rasterised(tmp_path):
+    """PDFium draws what it can of a truncated PDF; a killed LibreOffice's PDF must not be used."""
+    whole = tmp_path / "whole.pdf"
+    Image.new("RGB", (400, 300), (20, 90, 200)).save(whole)
+    fake = fake_soffice(tmp_path, f'cp {whole} "$pdf"; sleep 300 & wait')
+    deck = tmp_path / "in" / "output.pptx"
+    deck.parent.mkdir()
+    deck.write_bytes(b"deck")
+
+    with LibreOfficeRenderer(soffice=str(fake), timeout=0.5) as fake_renderer:
+        result = fake_renderer.render(deck, out_dir=tmp_path / "out")
+
+    assert (result.ok, result.reason) == (False, "render_timeout")
+    assert not (tmp_path / "out" / "render.png").exists()
+
+
 def test_mismatched_out_dirs_are_rejected(renderer, tmp_path):
     with pytest.raises(ValueError):
         renderer.render_many([FIXTURES / "t_test.pptx"], out_dirs=[])
+
+
+# -- fault safety: atomic outputs, private scratch ---------------------------------------
+
+
+def test_leftovers_of_a_killed_write_are_never_reused(renderer, tmp_path):
+    """What a SIGKILL mid-write leaves: a truncated temporary file; from an older, non-atomic
+    writer: a truncated render.png itself. Both are replaced, never read back."""
+    out = tmp_path / "out"
+    out.mkdir()
+    whole = make_deck(tmp_path / "src" / "output.pptx")
+    truncated_png = hostile.png_bytes(800, 450)[:60]
+    (out / "render.png").write_bytes(truncated_png)
+    (out / ".render.png.k1ll3d.tmp").write_bytes(truncated_png)
+    (out / ".thumb.png.k1ll3d.tmp").write_bytes(truncated_png)
+
+    result = renderer.render(whole, out_dir=out)
+
+    assert result.ok
+    assert sorted(p.name for p in out.iterdir()) == ["render.png", "thumb.png"]
+    data = result.png_path.read_bytes()
+    png_chunk_types(data)  # parses to IEND with every CRC correct
+    assert hashlib.sha256(data).hexdigest() == result.png_sha256
+
+
+def test_a_write_that_fails_halfway_leaves_neither_output_nor_temporary_file(renderer, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+
+    def refuse(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr("agents.render.os.replace", refuse)
+    with pytest.raises(OSError, match="disk full"):
+        renderer.render(make_deck(tmp_path / "src" / "output.pptx"), out_dir=out)
+    assert list(out.iterdir()) == []
+
+
+def test_scratch_is_private_under_tmpdir_and_removed_on_close():
+    with LibreOfficeRenderer() as own:
+        scratch = own.scratch_dir
+        assert scratch.parent == Path(tempfile.gettempdir()) / f"refig-render-{os.getuid()}"
+        assert own.profile_dir.is_relative_to(scratch)
+        assert scratch.is_dir() and (scratch.stat().st_mode & 0o777) == 0o700
+    assert not scratch.exists() and not scratch.with_name(scratch.name + ".lock").exists()
+
+
+def test_scratch_parent_that_is_a_symlink_is_refused(tmp_path):
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(PermissionError):
+        LibreOfficeRenderer(scratch_parent=tmp_path / "link")
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+def test_a_starting_renderer_removes_scratch_of_dead_renderers_only(tmp_path):
+    parent = tmp_path / "scratch"
+    live = LibreOfficeRenderer(scratch_parent=parent)
+    pid = os.fork()
+    if pid == 0:  # a renderer whose process dies without closing it (as under SIGKILL)
+        try:
+            dead = LibreOfficeRenderer(scratch_parent=parent)
+            (dead.profile_dir / "half-written").mkdir(parents=True)
+            (tmp_path / "dead-name").write_text(dead.scratch_dir.name)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    dead_dir = parent / (tmp_path / "dead-name").read_text()
+    orphan = parent / "12345-orphan"  # no lock file at all
+    orphan.mkdir()
+    assert dead_dir.is_dir()
+
+    with LibreOfficeRenderer(scratch_parent=parent) as fresh:
+        assert not dead_dir.exists() and not dead_dir.with_name(dead_dir.name + ".lock").exists()
+        assert not orphan.exists()
+        assert live.scratch_dir.is_dir() and fresh.scratch_dir.is_dir()
+    live.close()
+    assert list(parent.iterdir()) == []
 
 
 # -- metadata stripping --------------------------------------------------------------------
@@ -280,8 +497,14 @@ def test_strip_png_metadata_keeps_pixels_and_drops_every_metadata_chunk():
     info.add_text("Comment", "x" * 2000, zip=True)
     info.add(b"tIME", struct.pack(">HBBBBB", 2026, 7, 20, 12, 0, 0))
     buffer = io.BytesIO()
-    image.save(buffer, format="PNG", pnginfo=info, exif=b"Exif\x00\x00MM\x00*\x00\x00\x00\x08\x00\x00",
-               icc_profile=b"\x00" * 128, dpi=(150, 150))
+    image.save(
+        buffer,
+        format="PNG",
+        pnginfo=info,
+        exif=b"Exif\x00\x00MM\x00*\x00\x00\x00\x08\x00\x00",
+        icc_profile=b"\x00" * 128,
+        dpi=(150, 150),
+    )
     dirty = buffer.getvalue()
     assert {b"tEXt", b"iTXt", b"zTXt", b"tIME", b"eXIf", b"iCCP", b"pHYs"} <= set(png_chunk_types(dirty))
 
