@@ -29,8 +29,8 @@ task is the source figure), or use :func:`ranking_stability_by` to run it per ju
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -107,9 +107,7 @@ def pptbench_long(scores: pd.DataFrame, *, score_column: str = "total_score") ->
     """PPTBench ``scores.csv`` as the long (task_id, model, score) frame; ``total_score`` is the
     column PPTBench's bootstrap uses. The scores must be the floats Python's ``float()`` parses
     (pandas 3's default CSV parser gives them; on pandas 2 pass ``float_precision="round_trip"``)."""
-    return pd.DataFrame(
-        {"task_id": scores["task_id"], "model": scores["candidate_id"], "score": scores[score_column]}
-    )
+    return pd.DataFrame({"task_id": scores["task_id"], "model": scores["candidate_id"], "score": scores[score_column]})
 
 
 def score_matrix(
@@ -333,11 +331,11 @@ def ranking_stability_by(
             model_column=model_column,
             score_column=score_column,
         )
-        for name in parts:
+        for name, tables in parts.items():
             table = getattr(result, name).copy()
             for position, (column, value) in enumerate(zip(by, keys)):
                 table.insert(position, column, value)
-            parts[name].append(table)
+            tables.append(table)
         task_count = max(task_count, result.task_count)
         dropped += result.dropped_tasks
     columns = {
@@ -350,6 +348,4 @@ def ranking_stability_by(
         name: pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns[name])
         for name, frames in parts.items()
     }
-    return RankingStability(
-        **tables, task_count=task_count, dropped_tasks=dropped, iterations=iterations, seed=seed
-    )
+    return RankingStability(**tables, task_count=task_count, dropped_tasks=dropped, iterations=iterations, seed=seed)
