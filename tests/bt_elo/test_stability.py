@@ -221,17 +221,17 @@ def test_planner_is_monotone_in_budget():
 
 
 def test_adaptive_planner_beats_coverage_on_order_recovery():
-    common = dict(
-        configurations=6,
-        figures=400,
-        strength_spread=150.0,
-        tie_rate=0.3,
-        cluster_sd=80.0,
-        budgets=(2000,),
-        simulations=80,
-        seed=2,
-        floor=5,
-    )
+    common = {
+        "configurations": 6,
+        "figures": 400,
+        "strength_spread": 150.0,
+        "tie_rate": 0.3,
+        "cluster_sd": 80.0,
+        "budgets": (2000,),
+        "simulations": 80,
+        "seed": 2,
+        "floor": 5,
+    }
     coverage = plan_study(allocation="coverage", **common).summary.iloc[0]
     adaptive = plan_study(allocation="adaptive", **common).summary.iloc[0]
     assert adaptive["order_recovered_probability"] > coverage["order_recovered_probability"]
