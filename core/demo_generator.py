@@ -30,7 +30,7 @@ import math
 import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -62,7 +62,7 @@ GATE_FAILURES: tuple[str, ...] = ("missing", "corrupt", "multi_slide")
 SLIDE_WIDTH_EMU = 9_144_000  # 10 inches; the height follows the figure's aspect ratio
 FIXED_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 FIXED_DOC_TIME = datetime(2026, 7, 1, 9, 0, 0)
-VOTES_START = datetime(2026, 7, 6, 9, 0, 0, tzinfo=timezone.utc)
+VOTES_START = datetime(2026, 7, 6, 9, 0, 0, tzinfo=UTC)
 # Human vote model (stated in summary.json): ties among two gate-passing artifacts, and the sides' strengths.
 HUMAN_TIE_RATE = 0.25
 ELO_PER_RUBRIC_POINT = 3.0  # an artifact's own quality moves its side's strength around the configuration's
@@ -362,7 +362,7 @@ def _figure_model(index: int, seed: int) -> FigureModel:
                 else ("ellipse" if s == 0 and rng.random() < 0.3 else "rounded" if rng.random() < 0.6 else "rect")
             )
             node_id = f"n{len(nodes)}"
-            nodes.append(Node(node_id, label, tuple(int(round(v)) for v in box), kind, palette[s % len(palette)]))
+            nodes.append(Node(node_id, label, tuple(round(v) for v in box), kind, palette[s % len(palette)]))
             ids.append(node_id)
         stage_nodes.append(ids)
 
@@ -514,7 +514,7 @@ def draw_figure(figure: FigureModel) -> Image.Image:
         _centered_text(draw, node.box, node.label, font)
     for edge in figure.edges:
         path = _edge_path(figure, edge)
-        for a, b in zip(path, path[1:]):
+        for a, b in itertools.pairwise(path):
             if edge.dashed:
                 _dashed(draw, a, b, fill=accent, width=2)
             else:
@@ -919,7 +919,7 @@ def _run_log(
     """An agent log in the shape its harness writes; returns (text, economics)."""
     specialized = configuration.workflow == "specialized"
     turns = int(rng.integers(5, 11) + (4 if specialized else 0) + (6 if plan.gate == "missing" else 0))
-    start = datetime(2026, 6, 20, 8, 0, 0, tzinfo=timezone.utc) + timedelta(minutes=int(rng.integers(0, 60 * 24 * 5)))
+    start = datetime(2026, 6, 20, 8, 0, 0, tzinfo=UTC) + timedelta(minutes=int(rng.integers(0, 60 * 24 * 5)))
     clock, total_in, total_out, lines = 0.0, 0, 0, []
     claude_style = configuration.harness in ("claude-code", "opencode")
     if claude_style:
@@ -1112,7 +1112,7 @@ def battles(figures: list[FigureModel], plans: dict, seed: int) -> list[dict]:
         )
 
     pairs = list(itertools.combinations([c.slug for c in CONFIGURATIONS], 2))
-    sparse = set(int(i) for i in rng.choice(len(pairs), size=SPARSE_PAIRS, replace=False))
+    sparse = {int(i) for i in rng.choice(len(pairs), size=SPARSE_PAIRS, replace=False)}
     items = []
     for p_index, (x, y) in enumerate(pairs):
         n = SPARSE_PAIR_ITEMS if p_index in sparse else DENSE_PAIR_ITEMS
@@ -1263,11 +1263,13 @@ def _demo_md(summary: dict) -> str:
         "",
         "## How the human votes were drawn",
         "",
-        f"- Both artifacts fail the gate: `tie_failure` with probability 0.9, otherwise a coin flip.",
-        f"- One fails: the other wins with probability 0.92, otherwise `tie_failure`.",
-        f"- Neither fails: a tie with probability {HUMAN_TIE_RATE} (`tie_success` when both final scores are at least "
-        f"{TIE_SUCCESS_MIN_SCORE}); otherwise A wins with probability 1 / (1 + 10^((R_B − R_A) / 400)), where R is the "
-        f"configuration's strength plus {ELO_PER_RUBRIC_POINT:g} Elo per rubric point of the artifact's true score above its configuration's mean.",
+        "- Both artifacts fail the gate: `tie_failure` with probability 0.9, otherwise a coin flip.",
+        "- One fails: the other wins with probability 0.92, otherwise `tie_failure`.",
+        (
+            f"- Neither fails: a tie with probability {HUMAN_TIE_RATE} (`tie_success` when both final scores are at least "
+            f"{TIE_SUCCESS_MIN_SCORE}); otherwise A wins with probability 1 / (1 + 10^((R_B − R_A) / 400)), where R is the "
+            f"configuration's strength plus {ELO_PER_RUBRIC_POINT:g} Elo per rubric point of the artifact's true score above its configuration's mean."
+        ),
         f"- {summary['votes']} votes from {len(ANNOTATORS)} annotators; {summary['overlap_items']} items voted twice (inter-annotator agreement).",
         "",
         "## Judge records",
