@@ -7,7 +7,8 @@ from django.http import Http404, HttpResponse, JsonResponse
 
 logger = logging.getLogger("annotation")
 
-ANNOTATOR_PATHS = ("/annotate/", "/api/annotate/")
+# The annotator's screen and the API it calls (annotation/urls.py names); the api-* ones answer in JSON.
+ANNOTATOR_VIEWS = frozenset({"annotate", "lease-image", "api-next", "api-submit", "api-skip", "api-undo", "api-summary"})
 FAILED = "The server could not complete this request. Reload the page to continue; your earlier votes are kept."
 
 
@@ -19,9 +20,11 @@ class AnnotatorErrorMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request, exception):
-        if not request.path.startswith(ANNOTATOR_PATHS) or isinstance(exception, (Http404, PermissionDenied)):
+        match = request.resolver_match
+        annotator_view = match is not None and match.namespace == "annotation" and match.url_name in ANNOTATOR_VIEWS
+        if not annotator_view or isinstance(exception, (Http404, PermissionDenied)):
             return None
         logger.exception("annotator request failed: %s %s", request.method, request.path)
-        if request.path.startswith("/api/"):
+        if match.url_name.startswith("api-"):
             return JsonResponse({"detail": FAILED}, status=500)
         return HttpResponse(FAILED, status=500, content_type="text/plain; charset=utf-8")

@@ -11,6 +11,7 @@ from django.core.cache import cache
 from django.core.files.storage import default_storage
 from django.db.models import BigIntegerField, CharField, Count, F, Func, Q, QuerySet, Subquery
 from django.db.models.expressions import RawSQL
+from django.urls import reverse
 from django.utils import timezone
 from PIL import Image, ImageDraw
 
@@ -136,7 +137,7 @@ def lease_payload(*, lease: Lease) -> dict:
     progress = annotator_progress(study=study, user=lease.annotator) if done is None else {"done": done, "quota": study.quota_per_annotator}
     return {
         "token": lease.token,
-        "images": {side: f"/annotate/img/{lease.token}/{side}" for side in IMAGE_SIDES},
+        "images": {side: reverse("annotation:lease-image", kwargs={"token": lease.token, "side": side}) for side in IMAGE_SIDES},
         "audit_a": audit_a,
         "audit_b": audit_b,
         "rendered_a": bool(a.render_png),

@@ -3,6 +3,7 @@ from urllib.parse import urlencode
 
 from django.core.cache import cache
 from django.http import Http404, HttpResponse, JsonResponse
+from django.urls import reverse
 from django.utils.html import format_html
 from django.views.generic import TemplateView, View
 
@@ -36,7 +37,8 @@ def _table_blocks(names, params, plots_for=None) -> list[dict]:
             html = format_html("<p>{}</p>", str(error))
         block = {"name": name, "title": TABLES[name].title, "html": html, "query": query}
         if plots_for and name in plots_for:
-            block["plot"] = f"/results/plot/{plots_for[name]}.png?{query}"
+            plot = reverse("bt_elo:plot", kwargs={"name": plots_for[name], "fmt": "png"})
+            block["plot"] = f"{plot}?{query}"
         blocks.append(block)
     return blocks
 

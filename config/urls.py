@@ -1,6 +1,6 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, reverse_lazy
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from . import views
@@ -13,7 +13,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     # The one-time link of an invitation (corpus.services.user_invite): choose a password, then log in.
     path("accounts/set-password/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(
-        template_name="registration/password_set.html", success_url="/accounts/set-password/done/"), name="password-set"),
+        template_name="registration/password_set.html", success_url=reverse_lazy("password-set-done")), name="password-set"),
     path("accounts/set-password/done/", auth_views.PasswordResetCompleteView.as_view(
         template_name="registration/password_set_done.html"), name="password-set-done"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

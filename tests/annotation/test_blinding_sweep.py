@@ -15,7 +15,8 @@ from django.conf import settings
 from django.contrib.auth.tokens import default_token_generator
 from django.contrib.contenttypes.models import ContentType
 from django.test import Client
-from django.urls import URLResolver, get_resolver, resolve
+from django.shortcuts import resolve_url
+from django.urls import URLResolver, get_resolver, resolve, reverse
 from django.urls.resolvers import RoutePattern
 from django.utils import timezone
 from django.utils.encoding import force_bytes
@@ -32,7 +33,6 @@ from tests.annotation.test_browser import forbidden_strings
 pytestmark = pytest.mark.django_db
 
 REFUSED = (403, 404, 405)
-LOGIN_PAGES = (settings.LOGIN_URL, "/admin/login/")
 PLOT_NAMES = ("elo", "agreement", "scores", "judge-runs", "paired-effects")
 ROUTE_PARAMETER = re.compile(r"<(?:(?P<converter>[^>:]+):)?(?P<name>[^>]+)>")
 REGEX_GROUP = re.compile(r"\(\?P<(?P<name>\w+)>(?P<regex>[^()]*)\)")
@@ -130,7 +130,8 @@ def leaks_of(response, *, forbidden, artifact_pks) -> list[str]:
     """What in the response could unblind the annotator; [] for refusals and redirects to a login page."""
     status = response.status_code
     location = response.get("Location", "")
-    if status in REFUSED or (300 <= status < 400 and location.startswith(LOGIN_PAGES)):
+    login_pages = (resolve_url(settings.LOGIN_URL), reverse("admin:login"))
+    if status in REFUSED or (300 <= status < 400 and location.startswith(login_pages)):
         return []
     body = b"".join(response.streaming_content) if response.streaming else response.content
     headers = json.dumps(dict(response.items())).lower()
