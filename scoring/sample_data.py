@@ -6,9 +6,8 @@ from django.conf import settings
 
 
 def pptbench_scores_path() -> Path:
+    """$REFIG_PPTBENCH_SCORES, else ../shared/data/pptbench/scores.csv beside the checkout (read in place)."""
     default = Path(settings.BASE_DIR).parent / "shared" / "data" / "pptbench" / "scores.csv"
-    if not default.is_file():  # the copy kept with the tests (same file, CC BY 4.0)
-        default = Path(settings.BASE_DIR) / "tests" / "data" / "pptbench" / "scores.csv"
     return Path(os.environ.get("REFIG_PPTBENCH_SCORES", default))
 
 
@@ -18,7 +17,7 @@ def load_pptbench_sample() -> str:
 
     path = pptbench_scores_path()
     if not path.is_file():
-        return f"no PPTBench sample at {path}"
+        return f"PPTBench sample not present: no {path} (PPTBench's published results, CC BY 4.0)"
     if PptbenchScore.objects.exists():
         return "PPTBench sample scores already loaded"
     report = pptbench_scores_import(path=path)

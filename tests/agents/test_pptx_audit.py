@@ -23,8 +23,11 @@ from pptx.util import Emu
 from agents.pptx_audit import AUDIT_VERSION, Audit, AuditLimits, audit_pptx
 from corpus.protocol import FLATTEN_CAP, NO_CAP
 from tests.agents import hostile
-
 from tests.data.paths import PPTX_REAL as FIXTURES
+from tests.data.paths import needs_shared
+
+needs_fixtures = needs_shared(FIXTURES)
+
 SLIDE_W, SLIDE_H = 9_144_000, 6_858_000  # python-pptx default 4:3 template
 SLIDE_AREA = SLIDE_W * SLIDE_H
 HANG_GUARD_SECONDS = 10.0
@@ -109,11 +112,13 @@ REAL_FILES = {
 }
 
 
+@needs_fixtures
 def test_the_table_covers_every_fixture():
     on_disk = {str(p.relative_to(FIXTURES)) for p in FIXTURES.glob("*/*.pptx")}
     assert on_disk == set(REAL_FILES)
 
 
+@needs_fixtures
 @pytest.mark.parametrize("name", sorted(REAL_FILES))
 def test_real_file(name):
     reason, slides, expected = REAL_FILES[name]
@@ -128,6 +133,7 @@ def test_real_file(name):
         assert audit.alternate_content == 0
 
 
+@needs_fixtures
 def test_real_file_extras():
     # ext-rels: one hyperlink relationship with TargetMode="External" in slide1.xml.rels
     assert audit_pptx(FIXTURES / "python-pptx/ext-rels.pptx").external_links == 1
@@ -459,6 +465,7 @@ def test_alternate_content_audits_the_choice(tmp_path):
     assert (audit.text_boxes, audit.shapes, audit.pictures, audit.alternate_content) == (1, 0, 0, 1)
 
 
+@needs_fixtures
 def test_summary_and_to_dict(tmp_path):
     path = FIXTURES / "python-pptx/t_test_slides.pptx"
     audit = audit_pptx(path)

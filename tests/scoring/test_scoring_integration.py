@@ -14,7 +14,7 @@ from tests.factories import artifact_create, configuration_create, figure_create
 from tests.scoring.judge_server import JudgeServer, reply_body
 
 pytestmark = pytest.mark.django_db
-from tests.data.paths import PPTBENCH
+from tests.data.paths import PPTBENCH, needs_shared
 
 
 def reply(t, s, l, e, v, **extra):
@@ -130,7 +130,7 @@ def test_judge_command_against_a_local_server_stores_records_and_resumes(study_d
     assert stored.input_tokens > 0 and stored.prompt_hash and "native shapes" == stored.editability_assessment
 
 
-@pytest.mark.skipif(not (PPTBENCH / "scores.csv").exists(), reason="shared PPTBench data not present")
+@needs_shared(PPTBENCH)
 def test_pptbench_import_reproduces_the_published_leaderboard():
     out = io.StringIO()
     call_command("import_pptbench_scores", PPTBENCH / "scores.csv", stdout=out)
