@@ -24,10 +24,6 @@ def configuration_list(*, suite: str = "refig") -> QuerySet[Configuration]:
     return Configuration.objects.filter(suite=suite).order_by("position", "slug")
 
 
-def configuration_get(*, slug: str) -> Configuration:
-    return Configuration.objects.get(slug=slug)
-
-
 def configuration_specs(*, slugs: list[str] | None = None) -> list[ConfigurationSpec]:
     configurations = configuration_list()
     if slugs is not None:
@@ -58,15 +54,6 @@ def artifact_list(*, configuration: str | None = None, gate_reason: str | None =
     if task_id:
         artifacts = artifacts.filter(figure__task_id=task_id)
     return artifacts.order_by("configuration__position", "figure__task_id")
-
-
-def artifact_get(*, pk: int) -> Artifact:
-    return Artifact.objects.select_related("configuration", "figure").get(pk=pk)
-
-
-def artifacts_for_figures(*, figure_ids, configuration_ids) -> dict[tuple[int, int], Artifact]:
-    artifacts = Artifact.objects.filter(figure_id__in=figure_ids, configuration_id__in=configuration_ids)
-    return {(a.configuration_id, a.figure_id): a for a in artifacts}
 
 
 def artifact_ids_pending_audit(*, configuration: str | None = None, render: bool = True) -> list[int]:

@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from agents import selectors as agent_selectors
 from annotation import selectors as annotation_selectors
 from corpus.protocol import AGREEMENT_BOOTSTRAP_RESAMPLES, AGREEMENT_BOOTSTRAP_SEED, ELO_BOOTSTRAP_RESAMPLES, ELO_BOOTSTRAP_SEED
 from scoring import selectors as scoring_selectors
@@ -185,7 +184,3 @@ def weight_sensitivity_table(*, study: str | None = None, judge: str | None = No
 
 def weight_sensitivity_effects_table(*, study: str | None = None, judge: str | None = None) -> pd.DataFrame:
     return weight_sensitivity_tables(study=study, judge=judge).effects
-
-
-def configuration_labels() -> dict[str, str]:
-    return {c.slug: c.label for c in agent_selectors.configuration_list()}

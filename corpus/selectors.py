@@ -19,10 +19,6 @@ def figure_list(*, field: str | None = None, search: str | None = None) -> Query
     return figures.order_by("task_id")
 
 
-def figure_get(*, task_id: str) -> Figure:
-    return Figure.objects.get(task_id=task_id)
-
-
 def figure_fields() -> list[str]:
     return list(Figure.objects.order_by("field").values_list("field", flat=True).distinct())
 
