@@ -1,4 +1,5 @@
 """Every read of the agents app."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -9,15 +10,50 @@ from .configurations import ConfigurationSpec, configuration_pairs
 from .models import Artifact, Configuration
 
 ARTIFACT_AUDIT_COLUMNS = [
-    "task_id", "configuration", "gate_passed", "gate_reason", "slides", "text_boxes", "shapes", "lines",
-    "connectors", "connectors_attached", "groups", "pictures", "tables", "charts", "largest_picture_ratio",
-    "picture_area_ratio", "capped",
+    "task_id",
+    "configuration",
+    "gate_passed",
+    "gate_reason",
+    "slides",
+    "text_boxes",
+    "shapes",
+    "lines",
+    "connectors",
+    "connectors_attached",
+    "groups",
+    "pictures",
+    "tables",
+    "charts",
+    "largest_picture_ratio",
+    "picture_area_ratio",
+    "capped",
 ]
 COUNT_COLUMNS = (
-    "slides", "text_boxes", "shapes", "lines", "connectors", "connectors_attached", "groups", "pictures", "tables",
-    "charts", "smartart", "ole_media", "alternate_content", "external_links", "cap",
+    "slides",
+    "text_boxes",
+    "shapes",
+    "lines",
+    "connectors",
+    "connectors_attached",
+    "groups",
+    "pictures",
+    "tables",
+    "charts",
+    "smartart",
+    "ole_media",
+    "alternate_content",
+    "external_links",
+    "cap",
 )
-EXTRA_AUDIT_COLUMNS = ["smartart", "ole_media", "alternate_content", "external_links", "cap", "render_ok", "gate_detail"]
+EXTRA_AUDIT_COLUMNS = [
+    "smartart",
+    "ole_media",
+    "alternate_content",
+    "external_links",
+    "cap",
+    "render_ok",
+    "gate_detail",
+]
 
 
 def configuration_list(*, suite: str = "refig") -> QuerySet[Configuration]:
@@ -28,11 +64,23 @@ def configuration_specs(*, slugs: list[str] | None = None) -> list[Configuration
     configurations = configuration_list()
     if slugs is not None:
         configurations = configurations.filter(slug__in=slugs)
-    return [ConfigurationSpec(slug=c.slug, model=c.model, harness=c.harness, workflow=c.workflow, reasoning_effort=c.reasoning_effort, label=c.label) for c in configurations]
+    return [
+        ConfigurationSpec(
+            slug=c.slug,
+            model=c.model,
+            harness=c.harness,
+            workflow=c.workflow,
+            reasoning_effort=c.reasoning_effort,
+            label=c.label,
+        )
+        for c in configurations
+    ]
 
 
 def configuration_frame() -> pd.DataFrame:
-    rows = list(configuration_list().values("slug", "model", "harness", "workflow", "reasoning_effort", "label", "position"))
+    rows = list(
+        configuration_list().values("slug", "model", "harness", "workflow", "reasoning_effort", "label", "position")
+    )
     return pd.DataFrame(rows, columns=["slug", "model", "harness", "workflow", "reasoning_effort", "label", "position"])
 
 
@@ -41,7 +89,9 @@ def configuration_pairs_frame(*, slugs: list[str] | None = None) -> pd.DataFrame
     return pd.DataFrame([(p.x, p.y, p.kind) for p in pairs], columns=["config_x", "config_y", "kind"])
 
 
-def artifact_list(*, configuration: str | None = None, gate_reason: str | None = None, task_id: str | None = None) -> QuerySet[Artifact]:
+def artifact_list(
+    *, configuration: str | None = None, gate_reason: str | None = None, task_id: str | None = None
+) -> QuerySet[Artifact]:
     artifacts = Artifact.objects.select_related("configuration", "figure")
     if configuration:
         artifacts = artifacts.filter(configuration__slug=configuration)
@@ -57,7 +107,8 @@ def artifact_list(*, configuration: str | None = None, gate_reason: str | None =
 
 
 def artifact_ids_pending_audit(*, configuration: str | None = None, render: bool = True) -> list[int]:
-    from . import pptx_audit, render as render_module
+    from . import pptx_audit
+    from . import render as render_module
 
     artifacts = artifact_list(configuration=configuration).exclude(pptx="")
     need = Q(audit_passed__isnull=True) | ~Q(audit_version=pptx_audit.AUDIT_VERSION)
@@ -94,7 +145,9 @@ ECONOMICS_METRICS = ("turns", "tool_calls", "output_tokens", "total_tokens", "du
 
 def economics_frame() -> pd.DataFrame:
     """Run-log economics per configuration (paper Tables 22–23): means over recoverable logs."""
-    rows = Artifact.objects.values_list("configuration__slug", "configuration__position", "log_status", *ECONOMICS_METRICS)
+    rows = Artifact.objects.values_list(
+        "configuration__slug", "configuration__position", "log_status", *ECONOMICS_METRICS
+    )
     frame = pd.DataFrame(list(rows), columns=["configuration", "position", "log_status", *ECONOMICS_METRICS])
     columns = ["configuration", "artifacts", "logs_present", "logs_recoverable", "cost_records"]
     columns += [f"mean_{m}" for m in ECONOMICS_METRICS] + ["median_total_tokens", "total_cost_usd"]
@@ -129,8 +182,17 @@ def configurations_table() -> pd.DataFrame:
 # The compact audit's display order (agents.pptx_audit.Audit.summary); stored summaries are JSON
 # objects, and PostgreSQL's jsonb does not keep key order, so readers order by this.
 AUDIT_SUMMARY_ORDER: tuple[str, ...] = (
-    "text boxes", "shapes", "lines", "connectors", "connectors attached", "groups", "pictures", "tables", "charts",
-    "largest picture share %", "picture coverage %",
+    "text boxes",
+    "shapes",
+    "lines",
+    "connectors",
+    "connectors attached",
+    "groups",
+    "pictures",
+    "tables",
+    "charts",
+    "largest picture share %",
+    "picture coverage %",
 )
 
 

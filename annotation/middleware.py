@@ -1,5 +1,6 @@
 """Blinding also holds when something breaks: an annotator never sees a traceback or a debug page, whose local
 variables would show artifact and configuration ids."""
+
 import logging
 
 from django.core.exceptions import PermissionDenied
@@ -8,7 +9,9 @@ from django.http import Http404, HttpResponse, JsonResponse
 logger = logging.getLogger("annotation")
 
 # The annotator's screen and the API it calls (annotation/urls.py names); the api-* ones answer in JSON.
-ANNOTATOR_VIEWS = frozenset({"annotate", "lease-image", "api-next", "api-submit", "api-skip", "api-undo", "api-summary"})
+ANNOTATOR_VIEWS = frozenset(
+    {"annotate", "lease-image", "api-next", "api-submit", "api-skip", "api-undo", "api-summary"}
+)
 FAILED = "The server could not complete this request. Reload the page to continue; your earlier votes are kept."
 
 

@@ -1,4 +1,5 @@
 """Every read of the annotation app: studies, the blinded item payload, tables and the dashboard."""
+
 from __future__ import annotations
 
 import hashlib
@@ -21,8 +22,23 @@ from corpus.protocol import SPARSE_PAIR_THRESHOLD, TIE_OUTCOMES
 
 from .models import Comparison, Item, Lease, Study
 
-BATTLE_COLUMNS = ["comparison_id", "study", "task_id", "annotator", "config_a", "config_b", "left_config", "outcome", "reason",
-                  "created_at", "dwell_ms", "render_sha256_a", "render_sha256_b", "audit_sha256_a", "audit_sha256_b"]
+BATTLE_COLUMNS = [
+    "comparison_id",
+    "study",
+    "task_id",
+    "annotator",
+    "config_a",
+    "config_b",
+    "left_config",
+    "outcome",
+    "reason",
+    "created_at",
+    "dwell_ms",
+    "render_sha256_a",
+    "render_sha256_b",
+    "audit_sha256_a",
+    "audit_sha256_b",
+]
 COMPARISON_COLUMNS = BATTLE_COLUMNS + ["artifact_a_id", "artifact_b_id", "matchup", "decision_ms"]
 COVERAGE_COLUMNS = ["config_x", "config_y", "n", "target", "kind", "sparse"]
 IMAGE_SIDES = ("source", "a", "b")
@@ -55,8 +71,12 @@ def study_configurations(study: Study):
 
 def scalar_subquery(queryset, function: str, field: str):
     """A one-row aggregate as a subquery expression (COUNT / SUM / MAX over the queryset, no GROUP BY)."""
-    return Subquery(queryset.order_by().annotate(v=Func(F(field), function=function, output_field=BigIntegerField())).values("v")[:1],
-                    output_field=BigIntegerField())
+    return Subquery(
+        queryset.order_by()
+        .annotate(v=Func(F(field), function=function, output_field=BigIntegerField()))
+        .values("v")[:1],
+        output_field=BigIntegerField(),
+    )
 
 
 SIGNATURE_PRIME = 2147483647  # 2**31 − 1: every product below stays under 2**63, every sum of terms far below it
@@ -90,8 +110,10 @@ def _pool_signature_sql() -> str:
     parts = [
         f"{study}.seed",
         f"SELECT {_set_fingerprint_sql('t.configuration_id')} FROM {configurations} t WHERE t.study_id = {study}.id",
-        f"SELECT {_set_fingerprint_sql(placed)} FROM {configurations} t JOIN {configuration} c ON c.id = t.configuration_id "
-        f"WHERE t.study_id = {study}.id",
+        (
+            f"SELECT {_set_fingerprint_sql(placed)} FROM {configurations} t JOIN {configuration} c ON c.id = t.configuration_id "
+            f"WHERE t.study_id = {study}.id"
+        ),
         f"SELECT {_set_fingerprint_sql('t.figure_id')} FROM {figures} t WHERE t.study_id = {study}.id",
         f"SELECT COALESCE(MAX(a.id), 0) FROM {artifact} a",
     ]
@@ -108,11 +130,18 @@ def study_for_annotator(*, user) -> Study | None:
     """The first active study the annotator is assigned to (then paused ones, so they see why), read with its pool
     signature so that services.item_next(fresh=True) need not read it again."""
     studies = study_with_pool_signature().filter(annotators=user).exclude(status=Study.Status.CLOSED)
-    return studies.filter(status=Study.Status.ACTIVE).order_by("created_at").first() or studies.order_by("created_at").first()
+    return (
+        studies.filter(status=Study.Status.ACTIVE).order_by("created_at").first()
+        or studies.order_by("created_at").first()
+    )
 
 
 def lease_owned(*, token: str, user) -> Lease | None:
-    return Lease.objects.select_related("item", "item__figure", "item__artifact_x", "item__artifact_y", "study").filter(token=token, annotator=user).first()
+    return (
+        Lease.objects.select_related("item", "item__figure", "item__artifact_x", "item__artifact_y", "study")
+        .filter(token=token, annotator=user)
+        .first()
+    )
 
 
 # --- the blinded item payload -------------------------------------------------------------------
@@ -134,10 +163,16 @@ def lease_payload(*, lease: Lease) -> dict:
     a, b = (item.artifact_x, item.artifact_y) if lease.left_is_x else (item.artifact_y, item.artifact_x)
     audit_a, audit_b = _audit_rows(a.audit_summary, b.audit_summary)
     done = getattr(lease, "progress_done", None)  # set by services.item_next when it has just counted them
-    progress = annotator_progress(study=study, user=lease.annotator) if done is None else {"done": done, "quota": study.quota_per_annotator}
+    progress = (
+        annotator_progress(study=study, user=lease.annotator)
+        if done is None
+        else {"done": done, "quota": study.quota_per_annotator}
+    )
     return {
         "token": lease.token,
-        "images": {side: reverse("annotation:lease-image", kwargs={"token": lease.token, "side": side}) for side in IMAGE_SIDES},
+        "images": {
+            side: reverse("annotation:lease-image", kwargs={"token": lease.token, "side": side}) for side in IMAGE_SIDES
+        },
         "audit_a": audit_a,
         "audit_b": audit_b,
         "rendered_a": bool(a.render_png),
@@ -187,12 +222,19 @@ def lease_image(*, lease: Lease, side: str) -> bytes:
 
 
 def annotator_summary(*, study: Study, user) -> dict:
-    votes = list(_current(study).filter(annotator=user, lease__isnull=False).values_list("outcome", "dwell_ms", "counted"))
+    votes = list(
+        _current(study).filter(annotator=user, lease__isnull=False).values_list("outcome", "dwell_ms", "counted")
+    )
     skipped = Lease.objects.filter(study=study, annotator=user, state=Lease.State.SKIPPED).count()
     dwell = [d for _, d, _ in votes if d is not None]
     outcomes = {o: sum(1 for v in votes if v[0] == o) for o in ("a", "b", "tie_success", "tie_failure")}
-    return {"votes": len(votes), "counted": sum(1 for v in votes if v[2]), "skipped": skipped, "outcomes": outcomes,
-            "median_dwell_s": round(statistics.median(dwell) / 1000, 1) if dwell else None}
+    return {
+        "votes": len(votes),
+        "counted": sum(1 for v in votes if v[2]),
+        "skipped": skipped,
+        "outcomes": outcomes,
+        "median_dwell_s": round(statistics.median(dwell) / 1000, 1) if dwell else None,
+    }
 
 
 # --- tables -----------------------------------------------------------------------------------
@@ -215,12 +257,31 @@ def _pair_kinds(slugs: list[str]) -> dict[frozenset, str]:
 def comparisons_frame(*, study: str | None = None) -> pd.DataFrame:
     """Current (not superseded, not withdrawn, counted) votes as battle rows (DESIGN 5) plus artifact ids and matchup."""
     resolved = study_resolve(study=study)
-    rows = list(_current(resolved).filter(counted=True).order_by("created_at", "pk").values_list(
-        "comparison_id", "study__name", "item__figure__task_id", "annotator_name", "artifact_a__configuration__slug",
-        "artifact_b__configuration__slug", "left_config__slug", "outcome", "reason", "created_at", "dwell_ms",
-        "artifact_a__render_sha256", "artifact_b__render_sha256", "artifact_a__audit_summary", "artifact_b__audit_summary",
-        "artifact_a_id", "artifact_b_id", "decision_ms",
-    ))
+    rows = list(
+        _current(resolved)
+        .filter(counted=True)
+        .order_by("created_at", "pk")
+        .values_list(
+            "comparison_id",
+            "study__name",
+            "item__figure__task_id",
+            "annotator_name",
+            "artifact_a__configuration__slug",
+            "artifact_b__configuration__slug",
+            "left_config__slug",
+            "outcome",
+            "reason",
+            "created_at",
+            "dwell_ms",
+            "artifact_a__render_sha256",
+            "artifact_b__render_sha256",
+            "artifact_a__audit_summary",
+            "artifact_b__audit_summary",
+            "artifact_a_id",
+            "artifact_b_id",
+            "decision_ms",
+        )
+    )
     kinds = _pair_kinds([c.slug for c in study_configurations(resolved)])
     out = []
     for r in rows:
@@ -240,8 +301,12 @@ def overlap_labels_frame(*, study: str | None = None) -> pd.DataFrame:
     """Votes on items rated by >= 2 annotators, labelled relative to the item's configurations:
     "left" = x (the earlier-declared configuration) better, "right" = y better, "tie" either tie."""
     resolved = study_resolve(study=study)
-    rows = list(_current(resolved).filter(counted=True).order_by("created_at", "pk").values_list(
-        "item_id", "annotator_name", "outcome", "artifact_a_id", "item__artifact_x_id"))
+    rows = list(
+        _current(resolved)
+        .filter(counted=True)
+        .order_by("created_at", "pk")
+        .values_list("item_id", "annotator_name", "outcome", "artifact_a_id", "item__artifact_x_id")
+    )
     records = []
     for item_id, annotator, outcome, a_id, x_id in rows:
         if outcome in TIE_OUTCOMES:
@@ -250,13 +315,20 @@ def overlap_labels_frame(*, study: str | None = None) -> pd.DataFrame:
             a_is_x = a_id == x_id
             label = "left" if (outcome == "a") == a_is_x else "right"
         records.append((item_id, annotator, label))
-    frame = pd.DataFrame(records, columns=["item_id", "annotator", "label"]).drop_duplicates(["item_id", "annotator"], keep="last")
+    frame = pd.DataFrame(records, columns=["item_id", "annotator", "label"]).drop_duplicates(
+        ["item_id", "annotator"], keep="last"
+    )
     raters = frame.groupby("item_id")["annotator"].transform("nunique") if len(frame) else pd.Series([], dtype=int)
     return frame[raters >= 2].reset_index(drop=True)
 
 
 def _pair_counts(study: Study) -> dict[tuple[int, int], int]:
-    rows = _current(study).filter(counted=True).values_list("item__config_x_id", "item__config_y_id").annotate(n=Count("id"))
+    rows = (
+        _current(study)
+        .filter(counted=True)
+        .values_list("item__config_x_id", "item__config_y_id")
+        .annotate(n=Count("id"))
+    )
     return {(x, y): n for x, y, n in rows}
 
 
@@ -268,9 +340,18 @@ def coverage_frame(*, study: str | None = None) -> pd.DataFrame:
     kinds = _pair_kinds([c.slug for c in configurations])
     rows = []
     for i, x in enumerate(configurations):
-        for y in configurations[i + 1:]:
+        for y in configurations[i + 1 :]:
             n = counts.get((x.pk, y.pk), 0) + counts.get((y.pk, x.pk), 0)
-            rows.append((x.slug, y.slug, n, resolved.target_per_pair, kinds.get(frozenset((x.slug, y.slug)), "across"), n < SPARSE_PAIR_THRESHOLD))
+            rows.append(
+                (
+                    x.slug,
+                    y.slug,
+                    n,
+                    resolved.target_per_pair,
+                    kinds.get(frozenset((x.slug, y.slug)), "across"),
+                    n < SPARSE_PAIR_THRESHOLD,
+                )
+            )
     return pd.DataFrame(rows, columns=COVERAGE_COLUMNS)
 
 
@@ -308,7 +389,20 @@ def study_dashboard(*, study: Study) -> dict:
     per = {}
     votes = _current(study).values_list("annotator_name", "outcome", "dwell_ms", "created_at", "counted")
     for name, outcome, dwell, created, counted in votes:
-        entry = per.setdefault(name, {"annotator": name, "votes": 0, "counted": 0, "dwell": [], "first": created, "last": created, "left": 0, "decisive": 0, "skips": 0})
+        entry = per.setdefault(
+            name,
+            {
+                "annotator": name,
+                "votes": 0,
+                "counted": 0,
+                "dwell": [],
+                "first": created,
+                "last": created,
+                "left": 0,
+                "decisive": 0,
+                "skips": 0,
+            },
+        )
         entry["votes"] += 1
         entry["counted"] += int(counted)
         if dwell is not None:
@@ -317,23 +411,52 @@ def study_dashboard(*, study: Study) -> dict:
         if outcome in ("a", "b"):
             entry["decisive"] += 1
             entry["left"] += int(outcome == "a")
-    for name, n in Lease.objects.filter(study=study, state=Lease.State.SKIPPED).values_list("annotator__username").annotate(n=Count("id")):
-        per.setdefault(name, {"annotator": name, "votes": 0, "counted": 0, "dwell": [], "first": None, "last": None, "left": 0, "decisive": 0})["skips"] = n
+    for name, n in (
+        Lease.objects.filter(study=study, state=Lease.State.SKIPPED)
+        .values_list("annotator__username")
+        .annotate(n=Count("id"))
+    ):
+        per.setdefault(
+            name,
+            {
+                "annotator": name,
+                "votes": 0,
+                "counted": 0,
+                "dwell": [],
+                "first": None,
+                "last": None,
+                "left": 0,
+                "decisive": 0,
+            },
+        )["skips"] = n
     annotators = []
     for entry in sorted(per.values(), key=lambda e: e["annotator"]):
         hours = (entry["last"] - entry["first"]).total_seconds() / 3600 if entry["first"] and entry["votes"] > 1 else 0
         skips = entry.get("skips", 0)
-        annotators.append({
-            "annotator": entry["annotator"], "votes": entry["votes"], "counted": entry["counted"],
-            "per_hour": round(entry["votes"] / hours, 1) if hours > 0 else None,
-            "median_dwell_s": round(statistics.median(entry["dwell"]) / 1000, 1) if entry["dwell"] else None,
-            "skip_rate": round(skips / (skips + entry["votes"]), 3) if skips + entry["votes"] else None,
-            "left_share": round(entry["left"] / entry["decisive"], 3) if entry["decisive"] else None,
-        })
+        annotators.append(
+            {
+                "annotator": entry["annotator"],
+                "votes": entry["votes"],
+                "counted": entry["counted"],
+                "per_hour": round(entry["votes"] / hours, 1) if hours > 0 else None,
+                "median_dwell_s": round(statistics.median(entry["dwell"]) / 1000, 1) if entry["dwell"] else None,
+                "skip_rate": round(skips / (skips + entry["votes"]), 3) if skips + entry["votes"] else None,
+                "left_share": round(entry["left"] / entry["decisive"], 3) if entry["decisive"] else None,
+            }
+        )
     decisive = sum(e["decisive"] for e in per.values())
-    overlap_items = Item.objects.filter(study=study).annotate(
-        raters=Count("comparisons__annotator_name", filter=Q(comparisons__superseded=False, comparisons__withdrawn=False, comparisons__counted=True), distinct=True)
-    ).filter(raters__gte=2).count()
+    overlap_items = (
+        Item.objects.filter(study=study)
+        .annotate(
+            raters=Count(
+                "comparisons__annotator_name",
+                filter=Q(comparisons__superseded=False, comparisons__withdrawn=False, comparisons__counted=True),
+                distinct=True,
+            )
+        )
+        .filter(raters__gte=2)
+        .count()
+    )
     total_votes = current.count()
     return {
         "configurations": configurations,

@@ -4,6 +4,7 @@ With no variables set this is the embedded mode (`make run`): SQLite under var/,
 media under var/media/, whitenoise for static files. `DJANGO_ENV=production` switches to
 production, which refuses to start without a secret, PostgreSQL and a real broker.
 """
+
 import os
 from pathlib import Path
 
@@ -99,7 +100,9 @@ if PRODUCTION:
     if not DATABASE_URL:
         refuse("DATABASE_URL must point at PostgreSQL (postgres://user:pass@host:5432/name).")
     if not DATABASE_URL.startswith(("postgres://", "postgresql://", "pgsql://")):
-        refuse(f"DATABASE_URL must be PostgreSQL; SQLite and others are refused (got {DATABASE_URL.split(':', 1)[0]!r}).")
+        refuse(
+            f"DATABASE_URL must be PostgreSQL; SQLite and others are refused (got {DATABASE_URL.split(':', 1)[0]!r})."
+        )
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
 else:
@@ -157,7 +160,7 @@ if PRODUCTION:
         refuse("CELERY_TASK_ALWAYS_EAGER is refused in production: tasks must go to workers.")
 if not CELERY_BROKER_URL:
     CELERY_BROKER_URL = "memory://"
-CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", "")  or None
+CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", "") or None
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

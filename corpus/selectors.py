@@ -1,4 +1,5 @@
 """Every read of the corpus app."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -60,7 +61,7 @@ def corpus_stats() -> pd.DataFrame:
 def _size_row(label: str, sizes: pd.Series, total_tasks: int) -> dict:
     return {
         "field": label,
-        "tasks": int(len(sizes)),
+        "tasks": len(sizes),
         "share": len(sizes) / total_tasks if total_tasks else float("nan"),
         "total_bytes": int(sizes.sum()),
         "mean_bytes": float(sizes.mean()),

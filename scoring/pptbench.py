@@ -11,9 +11,17 @@ from __future__ import annotations
 import pandas as pd
 
 LEADERBOARD_COLUMNS = [
-    "rank", "candidate_id", "task_count", "majority_gate_count", "majority_gate_rate",
-    "mean_layout_score", "mean_text_score", "mean_local_graphics_score", "mean_final_score",
-    "mean_issue_count", "single_round_issue_rate",
+    "rank",
+    "candidate_id",
+    "task_count",
+    "majority_gate_count",
+    "majority_gate_rate",
+    "mean_layout_score",
+    "mean_text_score",
+    "mean_local_graphics_score",
+    "mean_final_score",
+    "mean_issue_count",
+    "single_round_issue_rate",
 ]
 
 # PPTBench's severity weights: points deducted for a finding that affects the whole region (ratio 1), read off its
@@ -45,20 +53,23 @@ def leaderboard(scores: pd.DataFrame) -> pd.DataFrame:
     g = frame.groupby("candidate_id", sort=True)
     issues = g["issue_count"].sum()
     single = g["single_round_issue_count"].sum()
-    table = pd.DataFrame({
-        "task_count": g.size(),
-        "majority_gate_count": g["_gate"].sum().astype(int),
-        "majority_gate_rate": g["_gate"].mean(),
-        "mean_layout_score": g["layout_score"].mean(),
-        "mean_text_score": g["text_score"].mean(),
-        "mean_local_graphics_score": g["local_graphics_score"].mean(),
-        "mean_final_score": g["total_score"].mean(),
-        "mean_issue_count": g["issue_count"].mean(),
-        "single_round_issue_rate": (single / issues.where(issues > 0)).astype(float),
-    })
+    table = pd.DataFrame(
+        {
+            "task_count": g.size(),
+            "majority_gate_count": g["_gate"].sum().astype(int),
+            "majority_gate_rate": g["_gate"].mean(),
+            "mean_layout_score": g["layout_score"].mean(),
+            "mean_text_score": g["text_score"].mean(),
+            "mean_local_graphics_score": g["local_graphics_score"].mean(),
+            "mean_final_score": g["total_score"].mean(),
+            "mean_issue_count": g["issue_count"].mean(),
+            "single_round_issue_rate": (single / issues.where(issues > 0)).astype(float),
+        }
+    )
     table.index.name = "candidate_id"
-    table = table.reset_index().sort_values(["mean_final_score", "candidate_id"],
-                                            ascending=[False, True], kind="stable")
+    table = table.reset_index().sort_values(
+        ["mean_final_score", "candidate_id"], ascending=[False, True], kind="stable"
+    )
     table.insert(0, "rank", range(1, len(table) + 1))
     return table[LEADERBOARD_COLUMNS].reset_index(drop=True)
 

@@ -1,4 +1,5 @@
 """`make run` sample: PPTBench's published scores (CC BY 4.0, Wang et al., 2026), when present beside the repo."""
+
 import os
 from pathlib import Path
 

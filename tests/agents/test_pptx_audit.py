@@ -34,8 +34,19 @@ HANG_GUARD_SECONDS = 10.0
 
 # --------------------------------------------------------------------------- real files
 
-COUNT_KEYS = ("text_boxes", "shapes", "lines", "connectors", "connectors_attached", "groups", "pictures",
-              "tables", "charts", "smartart", "ole_media")
+COUNT_KEYS = (
+    "text_boxes",
+    "shapes",
+    "lines",
+    "connectors",
+    "connectors_attached",
+    "groups",
+    "pictures",
+    "tables",
+    "charts",
+    "smartart",
+    "ole_media",
+)
 
 
 def counts(tb=0, sh=0, ln=0, cx=0, att=0, grp=0, pic=0, tbl=0, ch=0, sa=0, ole=0) -> dict:
@@ -140,8 +151,8 @@ def test_real_file_extras():
     # test-image-jpg-mime: one 2590800² picture on a 9144000 × 6858000 slide
     audit = audit_pptx(FIXTURES / "python-pptx/test-image-jpg-mime.pptx")
     assert (audit.slide_width_emu, audit.slide_height_emu) == (SLIDE_W, SLIDE_H)
-    assert audit.largest_picture_ratio == pytest.approx(2_590_800 ** 2 / SLIDE_AREA)
-    assert audit.picture_area_ratio == pytest.approx(2_590_800 ** 2 / SLIDE_AREA)
+    assert audit.largest_picture_ratio == pytest.approx(2_590_800**2 / SLIDE_AREA)
+    assert audit.picture_area_ratio == pytest.approx(2_590_800**2 / SLIDE_AREA)
     assert (audit.cap, audit.capped) == (NO_CAP, False)
     # SmartArt.pptx is 16:9 (12192000 × 6858000)
     audit = audit_pptx(FIXTURES / "apache-poi/SmartArt.pptx")
@@ -249,17 +260,24 @@ def test_huge_png_is_refused_from_its_header(tmp_path):
 def test_image_pixel_limit_below_pillows_own(tmp_path):
     # a 12,000 × 10,000 PNG header = 120 MP: over the 100 MP default, under Pillow's 179 MP bomb error
     base = hostile.deck(tmp_path / "base.pptx", picture=True)
-    path = hostile.rewrite_zip(base, tmp_path / "big.pptx",
-                               replace={"ppt/media/image1.png": hostile.huge_png_bytes(12_000, 10_000)})
+    path = hostile.rewrite_zip(
+        base, tmp_path / "big.pptx", replace={"ppt/media/image1.png": hostile.huge_png_bytes(12_000, 10_000)}
+    )
     audit = _timed_audit(path)
     assert (audit.gate_reason, audit.gate_detail) == (
-        "too_large", "image ppt/media/image1.png is 12000 × 10000 px (120.0 MP; limit 100 MP)")
+        "too_large",
+        "image ppt/media/image1.png is 12000 × 10000 px (120.0 MP; limit 100 MP)",
+    )
 
 
 def test_missing_path(tmp_path):
     audit = _timed_audit(tmp_path / "nowhere" / "figure.pptx")
     assert (audit.gate_reason, audit.gate_detail, audit.sha256, audit.size_bytes) == (
-        "missing", "file does not exist", "", 0)
+        "missing",
+        "file does not exist",
+        "",
+        0,
+    )
 
 
 def test_directory_is_missing(tmp_path):
@@ -304,7 +322,12 @@ def _save(prs, path: Path) -> Path:
 
 
 def _set_xfrm(xfrm, off, ext, ch_off=None, ch_ext=None) -> None:
-    values = {"a:off": ("x", "y", off), "a:ext": ("cx", "cy", ext), "a:chOff": ("x", "y", ch_off), "a:chExt": ("cx", "cy", ch_ext)}
+    values = {
+        "a:off": ("x", "y", off),
+        "a:ext": ("cx", "cy", ext),
+        "a:chOff": ("x", "y", ch_off),
+        "a:chExt": ("cx", "cy", ch_ext),
+    }
     for tag, (kx, ky, value) in values.items():
         if value is None:
             continue
@@ -364,7 +387,9 @@ def test_full_slide_picture_with_ten_shapes_is_not_capped(tmp_path):
     prs, slide = _blank()
     slide.shapes.add_picture(io.BytesIO(hostile.png_bytes()), 0, 0, Emu(SLIDE_W), Emu(SLIDE_H))
     for i in range(10):
-        slide.shapes.add_shape(MSO_SHAPE.RECTANGLE, Emu(100_000 + 800_000 * i), Emu(100_000), Emu(500_000), Emu(500_000))
+        slide.shapes.add_shape(
+            MSO_SHAPE.RECTANGLE, Emu(100_000 + 800_000 * i), Emu(100_000), Emu(500_000), Emu(500_000)
+        )
     audit = audit_pptx(_save(prs, tmp_path / "native.pptx"))
     assert (audit.pictures, audit.shapes, audit.native_objects) == (1, 10, 10)
     assert (audit.cap, audit.capped) == (NO_CAP, False)
@@ -384,9 +409,13 @@ def test_two_overlapping_pictures_and_one_clipped(tmp_path):
     prs, slide = _blank()
     png = hostile.png_bytes()
     slide.shapes.add_picture(io.BytesIO(png), 0, 0, Emu(4_000_000), Emu(3_000_000))  # A: 12e12
-    slide.shapes.add_picture(io.BytesIO(png), Emu(2_000_000), Emu(1_000_000), Emu(4_000_000), Emu(3_000_000))  # B: 12e12
+    slide.shapes.add_picture(
+        io.BytesIO(png), Emu(2_000_000), Emu(1_000_000), Emu(4_000_000), Emu(3_000_000)
+    )  # B: 12e12
     # C hangs off the bottom-right corner: only 1e6 × 1e6 lies on the slide, and it touches neither A nor B
-    slide.shapes.add_picture(io.BytesIO(png), Emu(SLIDE_W - 1_000_000), Emu(SLIDE_H - 1_000_000), Emu(2_000_000), Emu(2_000_000))
+    slide.shapes.add_picture(
+        io.BytesIO(png), Emu(SLIDE_W - 1_000_000), Emu(SLIDE_H - 1_000_000), Emu(2_000_000), Emu(2_000_000)
+    )
     audit = audit_pptx(_save(prs, tmp_path / "overlap.pptx"))
     # A ∩ B = [2e6, 4e6] × [1e6, 3e6] = 4e12; union = 12e12 + 12e12 − 4e12 + 1e12 = 21e12
     assert audit.pictures == 3
@@ -429,7 +458,7 @@ def _add_background_picture(part, c_sld) -> None:
         f'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" '
         f'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">'
         f'<p:bgPr><a:blipFill><a:blip r:embed="{rid}"/><a:stretch><a:fillRect/></a:stretch></a:blipFill>'
-        f'<a:effectLst/></p:bgPr></p:bg>'
+        f"<a:effectLst/></p:bgPr></p:bg>"
     )
     c_sld.insert(0, bg)
 
@@ -470,8 +499,17 @@ def test_summary_and_to_dict(tmp_path):
     path = FIXTURES / "python-pptx/t_test_slides.pptx"
     audit = audit_pptx(path)
     assert list(audit.summary()) == [
-        "text boxes", "shapes", "lines", "connectors", "connectors attached", "groups", "pictures",
-        "tables", "charts", "largest picture share %", "picture coverage %",
+        "text boxes",
+        "shapes",
+        "lines",
+        "connectors",
+        "connectors attached",
+        "groups",
+        "pictures",
+        "tables",
+        "charts",
+        "largest picture share %",
+        "picture coverage %",
     ]
     assert list(audit.summary().values())[:9] == [4, 4, 0, 1, 1, 1, 2, 1, 0]
     data = audit.to_dict()

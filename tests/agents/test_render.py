@@ -57,8 +57,9 @@ def png_chunk_types(data: bytes) -> list[bytes]:
     return types
 
 
-def make_deck(path: Path, *, slides: int = 1, label: str = "A", width: Emu | None = None,
-              height: Emu | None = None) -> Path:
+def make_deck(
+    path: Path, *, slides: int = 1, label: str = "A", width: Emu | None = None, height: Emu | None = None
+) -> Path:
     prs = Presentation()
     if width is not None:
         prs.slide_width, prs.slide_height = width, height
@@ -240,11 +241,11 @@ def test_hanging_file_in_a_batch_times_out_alone(tmp_path):
     fake.write_text(
         "#!/bin/sh\n"
         'outdir=""; prev=""\n'
-        "for a in \"$@\"; do\n"
+        'for a in "$@"; do\n'
         '  if [ "$prev" = "--outdir" ]; then outdir="$a"; fi\n'
-        "  prev=\"$a\"\n"
+        '  prev="$a"\n'
         "done\n"
-        "for a in \"$@\"; do\n"
+        'for a in "$@"; do\n'
         '  case "$a" in *.pptx)\n'
         f'    if grep -q HANG "$a"; then echo $$ >> {tmp_path}/fake.pids; sleep 300 & wait; fi\n'
         f'    cp {one_page} "$outdir/$(basename "$a" .pptx).pdf";;\n'
@@ -285,8 +286,14 @@ def test_strip_png_metadata_keeps_pixels_and_drops_every_metadata_chunk():
     info.add_text("Comment", "x" * 2000, zip=True)
     info.add(b"tIME", struct.pack(">HBBBBB", 2026, 7, 20, 12, 0, 0))
     buffer = io.BytesIO()
-    image.save(buffer, format="PNG", pnginfo=info, exif=b"Exif\x00\x00MM\x00*\x00\x00\x00\x08\x00\x00",
-               icc_profile=b"\x00" * 128, dpi=(150, 150))
+    image.save(
+        buffer,
+        format="PNG",
+        pnginfo=info,
+        exif=b"Exif\x00\x00MM\x00*\x00\x00\x00\x08\x00\x00",
+        icc_profile=b"\x00" * 128,
+        dpi=(150, 150),
+    )
     dirty = buffer.getvalue()
     assert {b"tEXt", b"iTXt", b"zTXt", b"tIME", b"eXIf", b"iCCP", b"pHYs"} <= set(png_chunk_types(dirty))
 

@@ -1,4 +1,5 @@
 """A Celery task executed by a real worker process over the real broker (not eager), on the default queue."""
+
 from datetime import timedelta
 
 import pytest

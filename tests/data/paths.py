@@ -3,6 +3,7 @@
 The one place tests find it: `needs_shared(path)` marks a test, `require_shared(path)` skips from inside a test, a
 fixture or a module; both say where to get what is missing.
 """
+
 from pathlib import Path
 
 import pytest

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from scoring.pptbench import LEADERBOARD_COLUMNS, SEVERITY_WEIGHT, leaderboard
 from tests.data.paths import PPTBENCH as DATA
@@ -23,15 +22,20 @@ def test_leaderboard_reproduces_pptbench():
 
 
 def test_leaderboard_by_hand():
-    frame = pd.DataFrame({
-        "task_id": ["t1", "t2", "t1", "t2"],
-        "candidate_id": ["a__high", "a__high", "b__low", "b__low"],
-        "majority_gate": ["True", "False", "False", "False"],
-        "gate_count": [2, 0, 1, 0],
-        "layout_score": [0, 30, 20, 10], "text_score": [0, 40, 30, 20],
-        "local_graphics_score": [0, 20, 30, 10], "total_score": [0, 90, 80, 40],
-        "issue_count": [0, 2, 3, 1], "single_round_issue_count": [0, 1, 0, 1],
-    })
+    frame = pd.DataFrame(
+        {
+            "task_id": ["t1", "t2", "t1", "t2"],
+            "candidate_id": ["a__high", "a__high", "b__low", "b__low"],
+            "majority_gate": ["True", "False", "False", "False"],
+            "gate_count": [2, 0, 1, 0],
+            "layout_score": [0, 30, 20, 10],
+            "text_score": [0, 40, 30, 20],
+            "local_graphics_score": [0, 20, 30, 10],
+            "total_score": [0, 90, 80, 40],
+            "issue_count": [0, 2, 3, 1],
+            "single_round_issue_count": [0, 1, 0, 1],
+        }
+    )
     lb = leaderboard(frame)
     # b: mean total (80+40)/2 = 60 > a: (0+90)/2 = 45 -> b ranks first.
     assert list(lb["candidate_id"]) == ["b__low", "a__high"]
