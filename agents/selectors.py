@@ -1,4 +1,5 @@
 """Every read of the agents app."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,19 +22,27 @@ def configuration_list(*, suite: str = "refig") -> QuerySet[Configuration]:
     return Configuration.objects.filter(suite=suite).order_by("position", "slug")
 
 
-def configuration_get(*, slug: str) -> Configuration:
-    return Configuration.objects.get(slug=slug)
-
-
 def configuration_specs(*, slugs: list[str] | None = None) -> list[ConfigurationSpec]:
     configurations = configuration_list()
     if slugs is not None:
         configurations = configurations.filter(slug__in=slugs)
-    return [ConfigurationSpec(slug=c.slug, model=c.model, harness=c.harness, workflow=c.workflow, reasoning_effort=c.reasoning_effort, label=c.label) for c in configurations]
+    return [
+        ConfigurationSpec(
+            slug=c.slug,
+            model=c.model,
+            harness=c.harness,
+            workflow=c.workflow,
+            reasoning_effort=c.reasoning_effort,
+            label=c.label,
+        )
+        for c in configurations
+    ]
 
 
 def configuration_frame() -> pd.DataFrame:
-    rows = list(configuration_list().values("slug", "model", "harness", "workflow", "reasoning_effort", "label", "position"))
+    rows = list(
+        configuration_list().values("slug", "model", "harness", "workflow", "reasoning_effort", "label", "position")
+    )
     return pd.DataFrame(rows, columns=["slug", "model", "harness", "workflow", "reasoning_effort", "label", "position"])
 
 
@@ -42,7 +51,9 @@ def configuration_pairs_frame(*, slugs: list[str] | None = None) -> pd.DataFrame
     return pd.DataFrame([(p.x, p.y, p.kind) for p in pairs], columns=["config_x", "config_y", "kind"])
 
 
-def artifact_list(*, configuration: str | None = None, gate_reason: str | None = None, task_id: str | None = None) -> QuerySet[Artifact]:
+def artifact_list(
+    *, configuration: str | None = None, gate_reason: str | None = None, task_id: str | None = None
+) -> QuerySet[Artifact]:
     artifacts = Artifact.objects.select_related("configuration", "figure")
     if configuration:
         artifacts = artifacts.filter(configuration__slug=configuration)
@@ -57,17 +68,9 @@ def artifact_list(*, configuration: str | None = None, gate_reason: str | None =
     return artifacts.order_by("configuration__position", "figure__task_id")
 
 
-def artifact_get(*, pk: int) -> Artifact:
-    return Artifact.objects.select_related("configuration", "figure").get(pk=pk)
-
-
-def artifacts_for_figures(*, figure_ids, configuration_ids) -> dict[tuple[int, int], Artifact]:
-    artifacts = Artifact.objects.filter(figure_id__in=figure_ids, configuration_id__in=configuration_ids)
-    return {(a.configuration_id, a.figure_id): a for a in artifacts}
-
-
 def artifact_ids_pending_audit(*, configuration: str | None = None, render: bool = True) -> list[int]:
-    from . import pptx_audit, render as render_module
+    from . import pptx_audit
+    from . import render as render_module
 
     artifacts = artifact_list(configuration=configuration).exclude(pptx="")
     need = Q(audit_passed__isnull=True) | ~Q(audit_version=pptx_audit.AUDIT_VERSION)
@@ -104,7 +107,9 @@ ECONOMICS_METRICS = ("turns", "tool_calls", "output_tokens", "total_tokens", "du
 
 def economics_frame() -> pd.DataFrame:
     """Run-log economics per configuration (paper Tables 22–23): means over recoverable logs."""
-    rows = Artifact.objects.values_list("configuration__slug", "configuration__position", "log_status", *ECONOMICS_METRICS)
+    rows = Artifact.objects.values_list(
+        "configuration__slug", "configuration__position", "log_status", *ECONOMICS_METRICS
+    )
     frame = pd.DataFrame(list(rows), columns=["configuration", "position", "log_status", *ECONOMICS_METRICS])
     columns = ["configuration", "artifacts", "logs_present", "logs_recoverable", "cost_records"]
     columns += [f"mean_{m}" for m in ECONOMICS_METRICS] + ["median_total_tokens", "total_cost_usd"]
@@ -187,3 +192,9 @@ def artifact_scoring_frame() -> pd.DataFrame:
 
 def artifact_for_judging(*, pk: int) -> Artifact:
     return Artifact.objects.select_related("figure").get(pk=pk)
+
+
+def artifacts_for_figures(*, figure_ids, configuration_ids) -> dict[tuple[int, int], Artifact]:
+    """(configuration id, figure id) → artifact, for these figures and configurations."""
+    artifacts = Artifact.objects.filter(figure_id__in=list(figure_ids), configuration_id__in=list(configuration_ids))
+    return {(a.configuration_id, a.figure_id): a for a in artifacts}

@@ -1,5 +1,6 @@
 """Blinding also holds when something breaks: an annotator never sees a traceback or a debug page, whose local
 variables would show artifact and configuration ids."""
+
 import logging
 
 from django.core.exceptions import PermissionDenied
@@ -9,7 +10,10 @@ from core.errors import INTERNAL_ERROR
 
 logger = logging.getLogger("annotation")
 
-ANNOTATOR_PATHS = ("/annotate/", "/api/annotate/")
+# The annotator's screen and the API it calls (annotation/urls.py names); the api-* ones answer in JSON.
+ANNOTATOR_VIEWS = frozenset(
+    {"annotate", "lease-image", "api-next", "api-submit", "api-skip", "api-undo", "api-summary"}
+)
 FAILED = INTERNAL_ERROR
 
 
@@ -21,9 +25,11 @@ class AnnotatorErrorMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request, exception):
-        if not request.path.startswith(ANNOTATOR_PATHS) or isinstance(exception, (Http404, PermissionDenied)):
+        match = request.resolver_match
+        annotator_view = match is not None and match.namespace == "annotation" and match.url_name in ANNOTATOR_VIEWS
+        if not annotator_view or isinstance(exception, (Http404, PermissionDenied)):
             return None
         logger.exception("annotator request failed: %s %s", request.method, request.path)
-        if request.path.startswith("/api/"):
+        if match.url_name.startswith("api-"):
             return JsonResponse({"error": "internal", "detail": FAILED}, status=500)
         return HttpResponse(FAILED, status=500, content_type="text/plain; charset=utf-8")

@@ -1,4 +1,5 @@
 """Every read of the annotation app: studies, the blinded item payload, tables and the dashboard."""
+
 from __future__ import annotations
 
 import hashlib
@@ -13,6 +14,7 @@ from django.core.cache import cache
 from django.core.files.storage import default_storage
 from django.db.models import BigIntegerField, ExpressionWrapper, CharField, Count, Exists, F, Func, OuterRef, Q, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce, Mod
+from django.urls import reverse
 from django.utils import timezone
 from PIL import Image, ImageDraw
 
@@ -22,8 +24,23 @@ from corpus.protocol import SPARSE_PAIR_THRESHOLD, TIE_OUTCOMES
 
 from .models import Comparison, Item, Lease, Study
 
-BATTLE_COLUMNS = ["comparison_id", "study", "task_id", "annotator", "config_a", "config_b", "left_config", "outcome", "reason",
-                  "created_at", "dwell_ms", "render_sha256_a", "render_sha256_b", "audit_sha256_a", "audit_sha256_b"]
+BATTLE_COLUMNS = [
+    "comparison_id",
+    "study",
+    "task_id",
+    "annotator",
+    "config_a",
+    "config_b",
+    "left_config",
+    "outcome",
+    "reason",
+    "created_at",
+    "dwell_ms",
+    "render_sha256_a",
+    "render_sha256_b",
+    "audit_sha256_a",
+    "audit_sha256_b",
+]
 COMPARISON_COLUMNS = BATTLE_COLUMNS + ["artifact_a_id", "artifact_b_id", "matchup", "decision_ms"]
 COVERAGE_COLUMNS = ["config_x", "config_y", "n", "target", "kind", "sparse"]
 IMAGE_SIDES = ("source", "a", "b")
@@ -56,8 +73,12 @@ def study_configurations(study: Study):
 
 def scalar_subquery(queryset, function: str, field: str):
     """A one-row aggregate as a subquery expression (COUNT / SUM / MAX over the queryset, no GROUP BY)."""
-    return Subquery(queryset.order_by().annotate(v=Func(F(field), function=function, output_field=BigIntegerField())).values("v")[:1],
-                    output_field=BigIntegerField())
+    return Subquery(
+        queryset.order_by()
+        .annotate(v=Func(F(field), function=function, output_field=BigIntegerField()))
+        .values("v")[:1],
+        output_field=BigIntegerField(),
+    )
 
 
 SIGNATURE_PRIME = 2147483647  # 2**31 − 1: every product below stays under 2**63, every sum of terms far below it
@@ -135,7 +156,11 @@ def study_for_annotator(*, user) -> StudyState | None:
 
 
 def lease_owned(*, token: str, user) -> Lease | None:
-    return Lease.objects.select_related("item", "item__figure", "item__artifact_x", "item__artifact_y", "study").filter(token=token, annotator=user).first()
+    return (
+        Lease.objects.select_related("item", "item__figure", "item__artifact_x", "item__artifact_y", "study")
+        .filter(token=token, annotator=user)
+        .first()
+    )
 
 
 # --- the blinded item payload -------------------------------------------------------------------
@@ -160,7 +185,9 @@ def lease_payload(*, lease: Lease, done: int) -> dict:
     progress = {"done": done, "quota": study.quota_per_annotator}
     return {
         "token": lease.token,
-        "images": {side: f"/annotate/img/{lease.token}/{side}" for side in IMAGE_SIDES},
+        "images": {
+            side: reverse("annotation:lease-image", kwargs={"token": lease.token, "side": side}) for side in IMAGE_SIDES
+        },
         "audit_a": audit_a,
         "audit_b": audit_b,
         "rendered_a": bool(a.render_png),
@@ -210,12 +237,19 @@ def lease_image(*, lease: Lease, side: str) -> bytes:
 
 
 def annotator_summary(*, study: Study, user) -> dict:
-    votes = list(_current(study).filter(annotator=user, lease__isnull=False).values_list("outcome", "dwell_ms", "counted"))
+    votes = list(
+        _current(study).filter(annotator=user, lease__isnull=False).values_list("outcome", "dwell_ms", "counted")
+    )
     skipped = Lease.objects.filter(study=study, annotator=user, state=Lease.State.SKIPPED).count()
     dwell = [d for _, d, _ in votes if d is not None]
     outcomes = {o: sum(1 for v in votes if v[0] == o) for o in ("a", "b", "tie_success", "tie_failure")}
-    return {"votes": len(votes), "counted": sum(1 for v in votes if v[2]), "skipped": skipped, "outcomes": outcomes,
-            "median_dwell_s": round(statistics.median(dwell) / 1000, 1) if dwell else None}
+    return {
+        "votes": len(votes),
+        "counted": sum(1 for v in votes if v[2]),
+        "skipped": skipped,
+        "outcomes": outcomes,
+        "median_dwell_s": round(statistics.median(dwell) / 1000, 1) if dwell else None,
+    }
 
 
 # --- tables -----------------------------------------------------------------------------------
@@ -263,8 +297,12 @@ def overlap_labels_frame(*, study: str | None = None) -> pd.DataFrame:
     """Votes on items rated by >= 2 annotators, labelled relative to the item's configurations:
     "left" = x (the earlier-declared configuration) better, "right" = y better, "tie" either tie."""
     resolved = study_resolve(study=study)
-    rows = list(_current(resolved).filter(counted=True).order_by("created_at", "pk").values_list(
-        "item_id", "annotator_name", "outcome", "artifact_a_id", "item__artifact_x_id"))
+    rows = list(
+        _current(resolved)
+        .filter(counted=True)
+        .order_by("created_at", "pk")
+        .values_list("item_id", "annotator_name", "outcome", "artifact_a_id", "item__artifact_x_id")
+    )
     records = []
     for item_id, annotator, outcome, a_id, x_id in rows:
         if outcome in TIE_OUTCOMES:
@@ -273,13 +311,20 @@ def overlap_labels_frame(*, study: str | None = None) -> pd.DataFrame:
             a_is_x = a_id == x_id
             label = "left" if (outcome == "a") == a_is_x else "right"
         records.append((item_id, annotator, label))
-    frame = pd.DataFrame(records, columns=["item_id", "annotator", "label"]).drop_duplicates(["item_id", "annotator"], keep="last")
+    frame = pd.DataFrame(records, columns=["item_id", "annotator", "label"]).drop_duplicates(
+        ["item_id", "annotator"], keep="last"
+    )
     raters = frame.groupby("item_id")["annotator"].transform("nunique") if len(frame) else pd.Series([], dtype=int)
     return frame[raters >= 2].reset_index(drop=True)
 
 
 def _pair_counts(study: Study) -> dict[tuple[int, int], int]:
-    rows = _current(study).filter(counted=True).values_list("item__config_x_id", "item__config_y_id").annotate(n=Count("id"))
+    rows = (
+        _current(study)
+        .filter(counted=True)
+        .values_list("item__config_x_id", "item__config_y_id")
+        .annotate(n=Count("id"))
+    )
     return {(x, y): n for x, y, n in rows}
 
 
@@ -291,9 +336,18 @@ def coverage_frame(*, study: str | None = None) -> pd.DataFrame:
     kinds = _pair_kinds([c.slug for c in configurations])
     rows = []
     for i, x in enumerate(configurations):
-        for y in configurations[i + 1:]:
+        for y in configurations[i + 1 :]:
             n = counts.get((x.pk, y.pk), 0) + counts.get((y.pk, x.pk), 0)
-            rows.append((x.slug, y.slug, n, resolved.target_per_pair, kinds.get(frozenset((x.slug, y.slug)), "across"), n < SPARSE_PAIR_THRESHOLD))
+            rows.append(
+                (
+                    x.slug,
+                    y.slug,
+                    n,
+                    resolved.target_per_pair,
+                    kinds.get(frozenset((x.slug, y.slug)), "across"),
+                    n < SPARSE_PAIR_THRESHOLD,
+                )
+            )
     return pd.DataFrame(rows, columns=COVERAGE_COLUMNS)
 
 
@@ -331,7 +385,20 @@ def study_dashboard(*, study: Study) -> dict:
     per = {}
     votes = _current(study).values_list("annotator_name", "outcome", "dwell_ms", "created_at", "counted")
     for name, outcome, dwell, created, counted in votes:
-        entry = per.setdefault(name, {"annotator": name, "votes": 0, "counted": 0, "dwell": [], "first": created, "last": created, "left": 0, "decisive": 0, "skips": 0})
+        entry = per.setdefault(
+            name,
+            {
+                "annotator": name,
+                "votes": 0,
+                "counted": 0,
+                "dwell": [],
+                "first": created,
+                "last": created,
+                "left": 0,
+                "decisive": 0,
+                "skips": 0,
+            },
+        )
         entry["votes"] += 1
         entry["counted"] += int(counted)
         if dwell is not None:
@@ -340,23 +407,52 @@ def study_dashboard(*, study: Study) -> dict:
         if outcome in ("a", "b"):
             entry["decisive"] += 1
             entry["left"] += int(outcome == "a")
-    for name, n in Lease.objects.filter(study=study, state=Lease.State.SKIPPED).values_list("annotator__username").annotate(n=Count("id")):
-        per.setdefault(name, {"annotator": name, "votes": 0, "counted": 0, "dwell": [], "first": None, "last": None, "left": 0, "decisive": 0})["skips"] = n
+    for name, n in (
+        Lease.objects.filter(study=study, state=Lease.State.SKIPPED)
+        .values_list("annotator__username")
+        .annotate(n=Count("id"))
+    ):
+        per.setdefault(
+            name,
+            {
+                "annotator": name,
+                "votes": 0,
+                "counted": 0,
+                "dwell": [],
+                "first": None,
+                "last": None,
+                "left": 0,
+                "decisive": 0,
+            },
+        )["skips"] = n
     annotators = []
     for entry in sorted(per.values(), key=lambda e: e["annotator"]):
         hours = (entry["last"] - entry["first"]).total_seconds() / 3600 if entry["first"] and entry["votes"] > 1 else 0
         skips = entry.get("skips", 0)
-        annotators.append({
-            "annotator": entry["annotator"], "votes": entry["votes"], "counted": entry["counted"],
-            "per_hour": round(entry["votes"] / hours, 1) if hours > 0 else None,
-            "median_dwell_s": round(statistics.median(entry["dwell"]) / 1000, 1) if entry["dwell"] else None,
-            "skip_rate": round(skips / (skips + entry["votes"]), 3) if skips + entry["votes"] else None,
-            "left_share": round(entry["left"] / entry["decisive"], 3) if entry["decisive"] else None,
-        })
+        annotators.append(
+            {
+                "annotator": entry["annotator"],
+                "votes": entry["votes"],
+                "counted": entry["counted"],
+                "per_hour": round(entry["votes"] / hours, 1) if hours > 0 else None,
+                "median_dwell_s": round(statistics.median(entry["dwell"]) / 1000, 1) if entry["dwell"] else None,
+                "skip_rate": round(skips / (skips + entry["votes"]), 3) if skips + entry["votes"] else None,
+                "left_share": round(entry["left"] / entry["decisive"], 3) if entry["decisive"] else None,
+            }
+        )
     decisive = sum(e["decisive"] for e in per.values())
-    overlap_items = Item.objects.filter(study=study).annotate(
-        raters=Count("comparisons__annotator_name", filter=Q(comparisons__superseded=False, comparisons__withdrawn=False, comparisons__counted=True), distinct=True)
-    ).filter(raters__gte=2).count()
+    overlap_items = (
+        Item.objects.filter(study=study)
+        .annotate(
+            raters=Count(
+                "comparisons__annotator_name",
+                filter=Q(comparisons__superseded=False, comparisons__withdrawn=False, comparisons__counted=True),
+                distinct=True,
+            )
+        )
+        .filter(raters__gte=2)
+        .count()
+    )
     total_votes = current.count()
     return {
         "configurations": configurations,

@@ -2,6 +2,7 @@
 
 The only place that reads both annotation and scoring (DESIGN: bt_elo joins them).
 """
+
 from __future__ import annotations
 
 from core.errors import AppError, Invalid
@@ -10,15 +11,30 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from agents import selectors as agent_selectors
 from annotation import selectors as annotation_selectors
-from corpus.protocol import AGREEMENT_BOOTSTRAP_RESAMPLES, AGREEMENT_BOOTSTRAP_SEED, ELO_BOOTSTRAP_RESAMPLES, ELO_BOOTSTRAP_SEED
+from corpus.protocol import (
+    AGREEMENT_BOOTSTRAP_RESAMPLES,
+    AGREEMENT_BOOTSTRAP_SEED,
+    ELO_BOOTSTRAP_RESAMPLES,
+    ELO_BOOTSTRAP_SEED,
+)
 from scoring import selectors as scoring_selectors
 from scoring import stats as scoring_stats
 
 from . import agreement, bradley_terry
 
-ELO_COLUMNS = ["configuration", "elo", "ci_low", "ci_high", "wins", "losses", "ties", "ties_success", "ties_failure", "n"]
+ELO_COLUMNS = [
+    "configuration",
+    "elo",
+    "ci_low",
+    "ci_high",
+    "wins",
+    "losses",
+    "ties",
+    "ties_success",
+    "ties_failure",
+    "n",
+]
 MEAN_RUN = "mean"
 
 
@@ -42,7 +58,9 @@ def study_configurations(comparisons: pd.DataFrame, *, study: str | None = None)
     return slugs
 
 
-def elo_bootstrap(*, study: str | None = None, resamples: int = ELO_BOOTSTRAP_RESAMPLES, seed: int = ELO_BOOTSTRAP_SEED):
+def elo_bootstrap(
+    *, study: str | None = None, resamples: int = ELO_BOOTSTRAP_RESAMPLES, seed: int = ELO_BOOTSTRAP_SEED
+):
     comparisons = study_comparisons(study=study)
     configurations = study_configurations(comparisons, study=study)
     if comparisons.empty or len(configurations) < 2:
@@ -63,12 +81,14 @@ def elo_table(*, study: str | None = None, judge: str | None = None, run: str | 
     if result is None:
         return pd.DataFrame([], columns=ELO_COLUMNS)
     record = bradley_terry.record_table(comparisons, configurations).set_index("configuration")
-    frame = pd.DataFrame({
-        "configuration": list(result.ratings.configurations),
-        "elo": result.ratings.elo,
-        "ci_low": result.ci_low,
-        "ci_high": result.ci_high,
-    })
+    frame = pd.DataFrame(
+        {
+            "configuration": list(result.ratings.configurations),
+            "elo": result.ratings.elo,
+            "ci_low": result.ci_low,
+            "ci_high": result.ci_high,
+        }
+    )
     frame = frame.join(record[["wins", "losses", "ties", "ties_success", "ties_failure", "n"]], on="configuration")
     frame["regularisation"] = result.ratings.regularisation
     means = automated_means(judge=judge)
@@ -77,7 +97,9 @@ def elo_table(*, study: str | None = None, judge: str | None = None, run: str | 
     for (judge_id, run_id), group in means.groupby(["judge", means["run"].astype(str)], sort=True):
         joined = frame.merge(group[["configuration", "mean"]], on="configuration", how="inner").dropna()
         suffix = f"{judge_id}__run_{run_id}"
-        frame[f"automated_mean__{suffix}"] = frame["configuration"].map(dict(zip(group["configuration"], group["mean"])))
+        frame[f"automated_mean__{suffix}"] = frame["configuration"].map(
+            dict(zip(group["configuration"], group["mean"]))
+        )
         if len(joined) >= 3:
             frame[f"pearson_r__{suffix}"] = sps.pearsonr(joined["mean"], joined["elo"]).statistic
             frame[f"spearman_rho__{suffix}"] = sps.spearmanr(joined["mean"], joined["elo"]).statistic
@@ -106,7 +128,15 @@ def win_rate_table(*, study: str | None = None) -> pd.DataFrame:
         for j, b in enumerate(configurations):
             if i != j:
                 votes = w[i, j] + w[j, i]
-                rows.append({"config_row": a, "config_col": b, "wins": w[i, j], "votes": votes, "win_rate": w[i, j] / votes if votes else np.nan})
+                rows.append(
+                    {
+                        "config_row": a,
+                        "config_col": b,
+                        "wins": w[i, j],
+                        "votes": votes,
+                        "win_rate": w[i, j] / votes if votes else np.nan,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -123,8 +153,13 @@ def judged_comparisons(*, study: str | None = None, judge: str | None = None) ->
     over_runs["run"] = MEAN_RUN
     score_table = pd.concat([per_run, over_runs], ignore_index=True)
     a = comparisons[["comparison_id", "task_id", "outcome", "matchup", "artifact_a_id", "artifact_b_id"]]
-    joined = a.merge(score_table.rename(columns={"artifact_id": "artifact_a_id", "score": "score_a"}), on="artifact_a_id")
-    joined = joined.merge(score_table.rename(columns={"artifact_id": "artifact_b_id", "score": "score_b"}), on=["artifact_b_id", "judge", "run"])
+    joined = a.merge(
+        score_table.rename(columns={"artifact_id": "artifact_a_id", "score": "score_a"}), on="artifact_a_id"
+    )
+    joined = joined.merge(
+        score_table.rename(columns={"artifact_id": "artifact_b_id", "score": "score_b"}),
+        on=["artifact_b_id", "judge", "run"],
+    )
     joined["margin"] = joined["score_a"] - joined["score_b"]
     return joined.dropna(subset=["margin"])[columns]
 
@@ -139,27 +174,42 @@ def _per_judge_run(frame: pd.DataFrame, compute) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame([], columns=["judge", "run"])
 
 
-def agreement_margin_table(*, study: str | None = None, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
+def agreement_margin_table(
+    *, study: str | None = None, judge: str | None = None, run: str | None = None
+) -> pd.DataFrame:
     """Tables 6, 17, 19: direction agreement overall and per |margin| bucket, cluster-bootstrap CIs."""
     frame = judged_comparisons(study=study, judge=judge)
     if run not in (None, ""):
         frame = frame[frame["run"] == str(run)]
-    return _per_judge_run(frame, lambda g, r: agreement.direction_agreement(
-        g, mode="mean" if r == MEAN_RUN else "single", resamples=AGREEMENT_BOOTSTRAP_RESAMPLES, seed=AGREEMENT_BOOTSTRAP_SEED))
+    return _per_judge_run(
+        frame,
+        lambda g, r: agreement.direction_agreement(
+            g,
+            mode="mean" if r == MEAN_RUN else "single",
+            resamples=AGREEMENT_BOOTSTRAP_RESAMPLES,
+            seed=AGREEMENT_BOOTSTRAP_SEED,
+        ),
+    )
 
 
-def agreement_3class_table(*, study: str | None = None, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
+def agreement_3class_table(
+    *, study: str | None = None, judge: str | None = None, run: str | None = None
+) -> pd.DataFrame:
     frame = judged_comparisons(study=study, judge=judge)
     if run not in (None, ""):
         frame = frame[frame["run"] == str(run)]
     return _per_judge_run(frame, lambda g, r: agreement.three_class_agreement(g))
 
 
-def agreement_matchup_table(*, study: str | None = None, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
+def agreement_matchup_table(
+    *, study: str | None = None, judge: str | None = None, run: str | None = None
+) -> pd.DataFrame:
     frame = judged_comparisons(study=study, judge=judge)
     if run not in (None, ""):
         frame = frame[frame["run"] == str(run)]
-    return _per_judge_run(frame, lambda g, r: agreement.matchup_agreement(g, mode="mean" if r == MEAN_RUN else "single"))
+    return _per_judge_run(
+        frame, lambda g, r: agreement.matchup_agreement(g, mode="mean" if r == MEAN_RUN else "single")
+    )
 
 
 def iaa_table(*, study: str | None = None) -> pd.DataFrame:
@@ -190,7 +240,3 @@ def weight_sensitivity_table(*, study: str | None = None, judge: str | None = No
 
 def weight_sensitivity_effects_table(*, study: str | None = None, judge: str | None = None) -> pd.DataFrame:
     return weight_sensitivity_tables(study=study, judge=judge).effects
-
-
-def configuration_labels() -> dict[str, str]:
-    return {c.slug: c.label for c in agent_selectors.configuration_list()}

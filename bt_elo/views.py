@@ -4,6 +4,7 @@ from urllib.parse import urlencode
 
 from django.core.cache import cache
 from django.http import Http404, HttpResponse, JsonResponse
+from django.urls import reverse
 from django.utils.html import format_html
 from django.views.generic import TemplateView, View
 
@@ -15,9 +16,26 @@ from scoring import selectors as scoring_selectors
 
 from . import plots, selectors, services, tasks
 
-AUTOMATED_TABLES = ("config-scores", "paired-effects", "harness-effects", "domain-scores", "structural-audit", "judge-runs", "judge-families", "judge-run-status", "pptbench-leaderboard")
+AUTOMATED_TABLES = (
+    "config-scores",
+    "paired-effects",
+    "harness-effects",
+    "domain-scores",
+    "structural-audit",
+    "judge-runs",
+    "judge-families",
+    "judge-run-status",
+    "pptbench-leaderboard",
+)
 ELO_TABLES = ("elo", "rank-probabilities", "win-rates", "coverage")
-AGREEMENT_TABLES = ("agreement-margin", "agreement-3class", "agreement-matchup", "iaa", "weight-sensitivity", "weight-sensitivity-effects")
+AGREEMENT_TABLES = (
+    "agreement-margin",
+    "agreement-3class",
+    "agreement-matchup",
+    "iaa",
+    "weight-sensitivity",
+    "weight-sensitivity-effects",
+)
 
 
 def _params(request) -> dict:
@@ -37,7 +55,8 @@ def _table_blocks(names, params, plots_for=None) -> list[dict]:
             html = format_html("<p>{}</p>", str(error))
         block = {"name": name, "title": TABLES[name].title, "html": html, "query": query}
         if plots_for and name in plots_for:
-            block["plot"] = f"/results/plot/{plots_for[name]}.png?{query}"
+            plot = reverse("bt_elo:plot", kwargs={"name": plots_for[name], "fmt": "png"})
+            block["plot"] = f"{plot}?{query}"
         blocks.append(block)
     return blocks
 
@@ -49,8 +68,14 @@ class ResultsView(RoleRequiredMixin, TemplateView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         context["heading"] = "Automated scores"
-        context["intro"] = "Final score s = g·min(Q, c); gate failures count 0 and stay in every mean; artifacts without a judge record are reported as missing. See also /results/elo and /results/agreement."
-        context["tables"] = _table_blocks(AUTOMATED_TABLES, _params(self.request), {"config-scores": "scores", "paired-effects": "paired-effects", "judge-runs": "judge-runs"})
+        context["intro"] = (
+            "Final score s = g·min(Q, c); gate failures count 0 and stay in every mean; artifacts without a judge record are reported as missing. See also /results/elo and /results/agreement."
+        )
+        context["tables"] = _table_blocks(
+            AUTOMATED_TABLES,
+            _params(self.request),
+            {"config-scores": "scores", "paired-effects": "paired-effects", "judge-runs": "judge-runs"},
+        )
         return context
 
 
@@ -61,7 +86,9 @@ class EloView(RoleRequiredMixin, TemplateView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         context["heading"] = "Bradley–Terry Elo from blinded human comparisons"
-        context["intro"] = "Ties count half a win to each side; 95 % intervals from 2,000 cluster-bootstrap refits over source figures (seed 20260720)."
+        context["intro"] = (
+            "Ties count half a win to each side; 95 % intervals from 2,000 cluster-bootstrap refits over source figures (seed 20260720)."
+        )
         context["tables"] = _table_blocks(ELO_TABLES, _params(self.request), {"elo": "elo"})
         return context
 
@@ -73,7 +100,9 @@ class AgreementView(RoleRequiredMixin, TemplateView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         context["heading"] = "Judge–human agreement"
-        context["intro"] = "Direction agreement on decisive votes; 95 % CIs from 5,000 cluster-bootstrap resamples over figures (seed 20260721). The dashed line is human–human agreement on overlap items."
+        context["intro"] = (
+            "Direction agreement on decisive votes; 95 % CIs from 5,000 cluster-bootstrap resamples over figures (seed 20260721). The dashed line is human–human agreement on overlap items."
+        )
         context["tables"] = _table_blocks(AGREEMENT_TABLES, _params(self.request), {"agreement-margin": "agreement"})
         return context
 
@@ -103,7 +132,9 @@ class PlotView(RoleRequiredMixin, View):
         elif name == "judge-runs":
             body = plots.judge_runs_plot(scoring_selectors.judge_runs_table(judge=p["judge"]), fmt)
         elif name == "paired-effects":
-            body = plots.paired_effects_plot(scoring_selectors.paired_effects_table(judge=p["judge"], run=p["run"]), fmt)
+            body = plots.paired_effects_plot(
+                scoring_selectors.paired_effects_table(judge=p["judge"], run=p["run"]), fmt
+            )
         else:
             raise Http404("unknown plot")
         response = HttpResponse(body, content_type=plots.FORMATS[fmt])

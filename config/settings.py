@@ -4,6 +4,7 @@ With no variables set this is the embedded mode (`make run`): SQLite under var/,
 media under var/media/, whitenoise for static files. `DJANGO_ENV=production` switches to
 production, which refuses to start without a secret, PostgreSQL and a real broker.
 """
+
 import os
 from pathlib import Path
 
@@ -125,9 +126,10 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
-LOGIN_URL = "/accounts/login/"
-LOGIN_REDIRECT_URL = "/"
-LOGOUT_REDIRECT_URL = "/accounts/login/"
+# URL names (django.shortcuts.resolve_url reverses them)
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -164,7 +166,7 @@ if PRODUCTION:
         refuse("CELERY_TASK_ALWAYS_EAGER is refused in production: tasks must go to workers.")
 if not CELERY_BROKER_URL:
     CELERY_BROKER_URL = "memory://"
-CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", "")  or None
+CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", "") or None
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

@@ -9,7 +9,7 @@ from core.roles import ANNOTATOR, user_roles
 def home(request):
     held = user_roles(request.user)
     if held == {ANNOTATOR}:
-        return redirect("/annotate/")
+        return redirect("annotation:annotate")
     return render(request, "home.html")
 
 

@@ -1,4 +1,5 @@
 """Every read of the corpus app."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,10 +18,6 @@ def figure_list(*, field: str | None = None, search: str | None = None) -> Query
     if search:
         figures = figures.filter(title__icontains=search) | figures.filter(task_id__icontains=search)
     return figures.order_by("task_id")
-
-
-def figure_get(*, task_id: str) -> Figure:
-    return Figure.objects.get(task_id=task_id)
 
 
 def figure_fields() -> list[str]:
@@ -64,7 +61,7 @@ def corpus_stats() -> pd.DataFrame:
 def _size_row(label: str, sizes: pd.Series, total_tasks: int) -> dict:
     return {
         "field": label,
-        "tasks": int(len(sizes)),
+        "tasks": len(sizes),
         "share": len(sizes) / total_tasks if total_tasks else float("nan"),
         "total_bytes": int(sizes.sum()),
         "mean_bytes": float(sizes.mean()),

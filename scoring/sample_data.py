@@ -1,4 +1,5 @@
 """`make run` sample: PPTBench's published scores (CC BY 4.0, Wang et al., 2026), when present beside the repo."""
+
 import os
 from pathlib import Path
 
@@ -6,9 +7,8 @@ from django.conf import settings
 
 
 def pptbench_scores_path() -> Path:
+    """$REFIG_PPTBENCH_SCORES, else ../shared/data/pptbench/scores.csv beside the checkout (read in place)."""
     default = Path(settings.BASE_DIR).parent / "shared" / "data" / "pptbench" / "scores.csv"
-    if not default.is_file():  # the copy kept with the tests (same file, CC BY 4.0)
-        default = Path(settings.BASE_DIR) / "tests" / "data" / "pptbench" / "scores.csv"
     return Path(os.environ.get("REFIG_PPTBENCH_SCORES", default))
 
 
@@ -18,7 +18,7 @@ def load_pptbench_sample() -> str:
 
     path = pptbench_scores_path()
     if not path.is_file():
-        return f"no PPTBench sample at {path}"
+        return f"PPTBench sample not present: no {path} (PPTBench's published results, CC BY 4.0)"
     if PptbenchScore.objects.exists():
         return "PPTBench sample scores already loaded"
     report = pptbench_scores_import(path=path)

@@ -1,4 +1,5 @@
-// The blinded comparison screen. Talks only to /api/annotate/*; every item is an opaque token.
+// The blinded comparison screen. Talks only to the annotator API, whose URLs the page passes in on <body>
+// (data-api-next, data-api-submit, data-api-skip, data-api-undo); every item is an opaque token.
 (function () {
   "use strict";
   const $ = (sel) => document.querySelector(sel);
@@ -10,8 +11,14 @@
     dwellTimer: null, ready: false, busy: false, view: { s: 1, x: 0, y: 0 },
   };
 
-  async function api(path, body) {
-    const response = await fetch("/api/annotate/" + path + "/", {
+  // {next: "/api/annotate/next/", ...}, rendered with {% url %} by annotation/annotate.html
+  const URLS = {
+    next: document.body.dataset.apiNext, submit: document.body.dataset.apiSubmit,
+    skip: document.body.dataset.apiSkip, undo: document.body.dataset.apiUndo,
+  };
+
+  async function api(endpoint, body) {
+    const response = await fetch(URLS[endpoint], {
       method: body === undefined ? "GET" : "POST",
       credentials: "same-origin",
       // The site-wide policy is no-referrer, under which browsers send "Origin: null" on POST and

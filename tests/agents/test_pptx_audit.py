@@ -25,6 +25,9 @@ from agents.pptx_audit import AUDIT_VERSION, Audit, AuditLimits, audit_pptx
 from corpus.protocol import FLATTEN_CAP, NO_CAP
 from tests.agents import hostile
 from tests.data.paths import PPTX_REAL as FIXTURES
+from tests.data.paths import needs_shared
+
+needs_fixtures = needs_shared(FIXTURES)
 
 SLIDE_W, SLIDE_H = 9_144_000, 6_858_000  # python-pptx default 4:3 template
 SLIDE_AREA = SLIDE_W * SLIDE_H
@@ -34,6 +37,7 @@ HANG_GUARD_SECONDS = 10.0
 # Verdicts and counts of every real deck: tests/agents/test_fixture_verdicts.py. Here, geometry.
 
 
+@needs_fixtures
 def test_real_file_extras():
     # ext-rels: one hyperlink relationship with TargetMode="External" in slide1.xml.rels
     assert audit_pptx(FIXTURES / "python-pptx/ext-rels.pptx").external_links == 1
@@ -498,6 +502,7 @@ def test_alternate_content_audits_the_choice(tmp_path):
     assert (audit.text_boxes, audit.shapes, audit.pictures, audit.alternate_content) == (1, 0, 0, 1)
 
 
+@needs_fixtures
 def test_summary_and_to_dict(tmp_path):
     path = FIXTURES / "python-pptx/t_test_slides.pptx"
     audit = audit_pptx(path)

@@ -30,9 +30,10 @@ from tests.agents import hostile
 
 pytestmark = pytest.mark.libreoffice
 
-from tests.data.paths import PPTX_REAL
+from tests.data.paths import PPTX_REAL, needs_shared, require_shared
 
 FIXTURES = PPTX_REAL / "python-pptx"
+needs_fixtures = needs_shared(FIXTURES)
 ONE_SLIDE_FIXTURES = ["sld-blank.pptx", "shp-groupshape.pptx", "shp-freeform.pptx", "t_test.pptx"]
 METADATA_CHUNKS = {b"tEXt", b"zTXt", b"iTXt", b"tIME", b"eXIf", b"iCCP", b"pHYs"}
 PIXEL_CHUNKS = {b"IHDR", b"IDAT", b"IEND"}
@@ -149,7 +150,8 @@ def real_renders(renderer, tmp_path_factory):
     root = tmp_path_factory.mktemp("real")
     wide = make_deck(root / "wide" / "output.pptx", width=Inches(13.333), height=Inches(7.5))
     tall = make_deck(root / "tall" / "output.pptx", width=Inches(7.5), height=Inches(13.333))
-    decks = {name: FIXTURES / name for name in ONE_SLIDE_FIXTURES} | {"generated-16x9": wide, "generated-9x16": tall}
+    fixtures = require_shared(FIXTURES)
+    decks = {name: fixtures / name for name in ONE_SLIDE_FIXTURES} | {"generated-16x9": wide, "generated-9x16": tall}
     names = list(decks)
     results = renderer.render_many([decks[n] for n in names], out_dirs=[root / n for n in names])
     return {name: (decks[name], result) for name, result in zip(names, results, strict=True)}
@@ -257,6 +259,7 @@ def test_garbage_file_is_render_failed_without_naming_the_input(renderer, tmp_pa
     assert "secret-client-name" not in result.detail and str(tmp_path) not in result.detail
 
 
+@needs_fixtures
 def test_batch_with_one_garbage_file_still_renders_the_good_ones(renderer, tmp_path):
     garbage = tmp_path / "bad" / "output.pptx"
     garbage.parent.mkdir()
@@ -270,6 +273,7 @@ def test_batch_with_one_garbage_file_still_renders_the_good_ones(renderer, tmp_p
     assert all(r.png_path.exists() for r in (results[0], results[2]))
 
 
+@needs_fixtures
 def test_timeout_is_render_timeout_and_leaves_no_soffice_behind(tmp_path):
     with LibreOfficeRenderer(timeout=0.01) as quick:
         result = quick.render(FIXTURES / "t_test.pptx", out_dir=tmp_path / "out")
@@ -277,6 +281,7 @@ def test_timeout_is_render_timeout_and_leaves_no_soffice_behind(tmp_path):
         assert live_processes_mentioning(str(quick.profile_dir)) == []
 
 
+@needs_fixtures
 def test_timeout_mid_conversion_kills_the_whole_process_group(tmp_path):
     # Long enough for oosplash to have started soffice.bin, short of a finished conversion.
     with LibreOfficeRenderer(timeout=0.4) as quick:

@@ -5,6 +5,7 @@ configuration, an artifact or a figure's provenance: no slug, label, model or ha
 title, stored file name or SHA-256, and no artifact pk under an id-like JSON key. The forbidden strings are those of the
 browser crawl (tests/annotation/test_browser.py).
 """
+
 import itertools
 import json
 import re
@@ -14,8 +15,9 @@ import pytest
 from django.conf import settings
 from django.contrib.auth.tokens import default_token_generator
 from django.contrib.contenttypes.models import ContentType
+from django.shortcuts import resolve_url
 from django.test import Client
-from django.urls import URLResolver, get_resolver, resolve
+from django.urls import URLResolver, get_resolver, resolve, reverse
 from django.urls.resolvers import RoutePattern
 from django.utils import timezone
 from django.utils.encoding import force_bytes
@@ -32,7 +34,6 @@ from tests.annotation.test_browser import forbidden_strings
 pytestmark = pytest.mark.django_db
 
 REFUSED = (403, 404, 405)
-LOGIN_PAGES = (settings.LOGIN_URL, "/admin/login/")
 PLOT_NAMES = ("elo", "agreement", "scores", "judge-runs", "paired-effects")
 ROUTE_PARAMETER = re.compile(r"<(?:(?P<converter>[^>:]+):)?(?P<name>[^>]+)>")
 REGEX_GROUP = re.compile(r"\(\?P<(?P<name>\w+)>(?P<regex>[^()]*)\)")
@@ -52,10 +53,17 @@ def world():
     client = Client()
     assert client.login(username=user.username, password=PASSWORD)
     return {
-        "study": study, "user": user, "other": other, "lease": lease, "voted": voted, "foreign": foreign, "client": client,
+        "study": study,
+        "user": user,
+        "other": other,
+        "lease": lease,
+        "voted": voted,
+        "foreign": foreign,
+        "client": client,
         "forbidden": forbidden_strings(figures, configurations, artifacts),
         "artifact_pks": {a.pk for a in artifacts},
-        "figures": figures, "configurations": configurations,
+        "figures": figures,
+        "configurations": configurations,
     }
 
 
@@ -65,7 +73,13 @@ def parameter_values(world) -> dict[str, list[str]]:
     artifact_pks = [str(item.artifact_x_id), str(item.artifact_y_id)]
     vote = Comparison.objects.filter(lease=world["voted"]).first()
     return {
-        "token": [lease.token, world["voted"].token, world["foreign"].token, default_token_generator.make_token(user), "no-such-token"],
+        "token": [
+            lease.token,
+            world["voted"].token,
+            world["foreign"].token,
+            default_token_generator.make_token(user),
+            "no-such-token",
+        ],
         "side": ["source", "a", "b", "x"],
         "uidb64": [urlsafe_base64_encode(force_bytes(user.pk))],
         "task_id": [item.figure.task_id, world["figures"][-1].task_id],
@@ -74,7 +88,14 @@ def parameter_values(world) -> dict[str, list[str]]:
         "pk": artifact_pks,
         "kind": ["render", "thumb", "pptx"],
         "slug": [c.slug for c in world["configurations"][:2]],
-        "object_id": [*artifact_pks, str(item.figure_id), str(world["study"].pk), str(lease.pk), str(vote.pk), str(user.pk)],
+        "object_id": [
+            *artifact_pks,
+            str(item.figure_id),
+            str(world["study"].pk),
+            str(lease.pk),
+            str(vote.pk),
+            str(user.pk),
+        ],
         "id": [str(user.pk)],
         "content_type_id": [str(ContentType.objects.get_for_model(Artifact).pk)],
         "url": ["anything"],
@@ -96,16 +117,20 @@ def concrete_urls(chain, values) -> list[str]:
     for part in chain:
         text = str(part.pattern)
         if isinstance(part.pattern, RoutePattern):  # a path() route
+
             def fill(match, converters=part.pattern.converters):
                 regex = converters[match["name"]].regex
                 choices.append([v for v in values[match["name"]] if re.fullmatch(regex, v)])
                 return "{}"
+
             text = ROUTE_PARAMETER.sub(fill, text)
         else:  # a re_path() regex: the admin's app list and catch-all
+
             def fill(match):
                 options = values.get(match["name"]) or match["regex"].split("|")
                 choices.append([v for v in options if re.fullmatch(match["regex"], v)])
                 return "{}"
+
             text = REGEX_GROUP.sub(fill, text).removeprefix("^").removesuffix("$")
         template += text
     return ["/" + template.format(*combination) for combination in itertools.product(*choices)]
@@ -130,12 +155,18 @@ def leaks_of(response, *, forbidden, artifact_pks) -> list[str]:
     """What in the response could unblind the annotator; [] for refusals and redirects to a login page."""
     status = response.status_code
     location = response.get("Location", "")
-    if status in REFUSED or (300 <= status < 400 and location.startswith(LOGIN_PAGES)):
+    login_pages = (resolve_url(settings.LOGIN_URL), reverse("admin:login"))
+    if status in REFUSED or (300 <= status < 400 and location.startswith(login_pages)):
         return []
     body = b"".join(response.streaming_content) if response.streaming else response.content
     headers = json.dumps(dict(response.items())).lower()
     text = body.decode("latin-1").lower()
-    found = [f"{where}: {secret}" for where, value in (("headers", headers), ("body", text)) for secret in forbidden if secret in value]
+    found = [
+        f"{where}: {secret}"
+        for where, value in (("headers", headers), ("body", text))
+        for secret in forbidden
+        if secret in value
+    ]
     if "Content-Disposition" in response:
         found.append("Content-Disposition header")
     if response.get("Content-Type", "").startswith("application/json") and body:
@@ -168,13 +199,18 @@ def test_every_url_pattern_is_refused_or_blind(world):
         response = client.get(url) if method == "get" else client.post(url, content_type="application/json")
         statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
         got[(method, url)] = response.status_code
-        leaks += [f"{method.upper()} {url} ({response.status_code}) {leak}" for leak in leaks_of(response, forbidden=forbidden, artifact_pks=pks)]
+        leaks += [
+            f"{method.upper()} {url} ({response.status_code}) {leak}"
+            for leak in leaks_of(response, forbidden=forbidden, artifact_pks=pks)
+        ]
     assert not leaks, "\n".join(leaks[:30])
     # The sweep did reach the annotator's own pages and data, not only refusals.
     own = world["lease"].token
     for url in ("/annotate/", "/api/annotate/summary/", f"/annotate/img/{own}/a", f"/annotate/img/{own}/source"):
         assert got[("get", url)] == 200, url
-    assert got[("post", "/api/annotate/next/")] == 200 and got[("get", f"/annotate/img/{world['foreign'].token}/a")] == 404
+    assert (
+        got[("post", "/api/annotate/next/")] == 200 and got[("get", f"/annotate/img/{world['foreign'].token}/a")] == 404
+    )
     assert statuses.get(200, 0) >= 10 and statuses.get(403, 0) >= 50 and len(requests) >= 300, statuses
     assert Comparison.objects.filter(withdrawn=True).count() == 1  # the swept undo did run
 
@@ -188,7 +224,10 @@ def test_annotator_api_errors_are_blind(world):
 
     cases = [
         (400, post("submit", {"token": own, "outcome": "maybe", "dwell_ms": 5000})),  # invalid outcome
-        (400, post("submit", {"token": own, "outcome": "tie_failure", "reason": "", "dwell_ms": 5000})),  # a tie needs a reason
+        (
+            400,
+            post("submit", {"token": own, "outcome": "tie_failure", "reason": "", "dwell_ms": 5000}),
+        ),  # a tie needs a reason
         (400, post("skip", {"token": own, "reason": ""})),
         (403, post("submit", {"token": foreign, "outcome": "a", "dwell_ms": 5000})),  # another annotator's lease
         (403, post("skip", {"token": foreign, "reason": "not mine"})),
@@ -198,7 +237,9 @@ def test_annotator_api_errors_are_blind(world):
     ]
     Lease.objects.filter(token=own).update(expires_at=timezone.now() - timedelta(seconds=1))
     cases.append((409, post("submit", {"token": own, "outcome": "a", "dwell_ms": 5000})))  # time ran out
-    cases.append((409, post("skip", {"token": world["voted"].token, "reason": "already voted"})))  # submitted: cannot be skipped
+    cases.append(
+        (409, post("skip", {"token": world["voted"].token, "reason": "already voted"}))
+    )  # submitted: cannot be skipped
     for expected, response in cases:
         assert response.status_code == expected, (expected, response.status_code, response.content[:200])
         body = response.content.decode().lower()

@@ -1,17 +1,13 @@
-"""scoring.pptbench: the leaderboard against PPTBench's published copy, merge_rounds by hand."""
-
-from pathlib import Path
+"""scoring.pptbench: the leaderboard by hand and against PPTBench's published results, read from ../shared."""
 
 import numpy as np
 import pandas as pd
-import pytest
 
-from scoring.pptbench import (
-    LEADERBOARD_COLUMNS, SEVERITY_WEIGHT, Finding, RoundResult, leaderboard, merge_rounds,
-)
-
+from scoring.pptbench import LEADERBOARD_COLUMNS, SEVERITY_WEIGHT, leaderboard
 from tests.data.paths import PPTBENCH as DATA
-needs_data = pytest.mark.skipif(not (DATA / "scores.csv").exists(), reason="PPTBench copy not present")
+from tests.data.paths import needs_shared
+
+needs_data = needs_shared(DATA)
 
 
 @needs_data
@@ -26,15 +22,20 @@ def test_leaderboard_reproduces_pptbench():
 
 
 def test_leaderboard_by_hand():
-    frame = pd.DataFrame({
-        "task_id": ["t1", "t2", "t1", "t2"],
-        "candidate_id": ["a__high", "a__high", "b__low", "b__low"],
-        "majority_gate": ["True", "False", "False", "False"],
-        "gate_count": [2, 0, 1, 0],
-        "layout_score": [0, 30, 20, 10], "text_score": [0, 40, 30, 20],
-        "local_graphics_score": [0, 20, 30, 10], "total_score": [0, 90, 80, 40],
-        "issue_count": [0, 2, 3, 1], "single_round_issue_count": [0, 1, 0, 1],
-    })
+    frame = pd.DataFrame(
+        {
+            "task_id": ["t1", "t2", "t1", "t2"],
+            "candidate_id": ["a__high", "a__high", "b__low", "b__low"],
+            "majority_gate": ["True", "False", "False", "False"],
+            "gate_count": [2, 0, 1, 0],
+            "layout_score": [0, 30, 20, 10],
+            "text_score": [0, 40, 30, 20],
+            "local_graphics_score": [0, 20, 30, 10],
+            "total_score": [0, 90, 80, 40],
+            "issue_count": [0, 2, 3, 1],
+            "single_round_issue_count": [0, 1, 0, 1],
+        }
+    )
     lb = leaderboard(frame)
     # b: mean total (80+40)/2 = 60 > a: (0+90)/2 = 45 -> b ranks first.
     assert list(lb["candidate_id"]) == ["b__low", "a__high"]
@@ -59,55 +60,3 @@ def test_severity_weights_match_full_ratio_issues():
     frac = pos["total_penalty"] / pos["case_count"] / pos["severity"].map(SEVERITY_WEIGHT)
     assert frac.between(0.5, 1.0 + 1e-9).all()
     assert (summary.loc[summary["severity"] == "diagnostic", "total_penalty"] == 0).all()
-
-
-def F(dim, cat, issue, sev, ratio):
-    return Finding(dim, cat, issue, sev, ratio)
-
-
-LAY, TXT, LOC = "layout_and_composition", "text_and_typography", "local_graphics_and_nodes"
-
-
-def test_majority_gate_zeroes_everything():
-    rounds = [RoundResult(True), RoundResult(True, ()), RoundResult(False, (F(TXT, "c", "i", "high", 1.0),))]
-    m = merge_rounds(rounds)
-    assert m.majority_gate and m.gate_count == 2
-    assert (m.layout_score, m.text_score, m.local_graphics_score, m.total_score) == (0, 0, 0, 0)
-    assert m.issue_count == 0
-
-
-def test_merge_by_hand():
-    r1 = RoundResult(False, (F(TXT, "typo", "wrap", "medium", 0.4), F(LAY, "panel", "spacing", "low", 1.0)))
-    r2 = RoundResult(False, (F(TXT, "typo", "wrap", "medium", 0.8),))
-    r3 = RoundResult(True, (F(LOC, "node", "size", "high", 1.0),))  # gated round: ignored
-    m = merge_rounds([r1, r2, r3])
-    assert not m.majority_gate and m.gate_count == 1
-    # text: 40 - 3.75*0.8 = 37.0 ; layout: 30 - 1.25*1.0 = 28.75 ; local: 30 (gated round's finding dropped)
-    assert m.text_score == pytest.approx(37.0)
-    assert m.layout_score == pytest.approx(28.75)
-    assert m.local_graphics_score == 30.0
-    assert m.total_score == pytest.approx(95.75)
-    assert m.issue_count == 2
-    by = {f.issue_type: f for f in m.findings}
-    assert by["wrap"].rounds == 2 and by["wrap"].affected_ratio == 0.8 and not by["wrap"].single_round
-    assert by["spacing"].single_round
-    assert m.single_round_issue_count == 1
-
-
-def test_dimension_clipped_at_zero_and_diagnostic_free():
-    many = tuple(F(LAY, "panel", f"i{k}", "high", 1.0) for k in range(5))  # 5 * 7.5 = 37.5 > 30
-    m = merge_rounds([RoundResult(False, many + (F(LOC, "shadow", "shadow_presence", "diagnostic", 1.0),)),
-                      RoundResult(False), RoundResult(False)])
-    assert m.layout_score == 0.0
-    assert m.local_graphics_score == 30.0  # diagnostic costs nothing
-    assert m.total_score == 70.0  # 0 + 40 + 30
-    assert m.issue_count == 6 and m.single_round_issue_count == 6
-
-
-def test_finding_validation():
-    with pytest.raises(ValueError):
-        Finding(LAY, "c", "i", "critical", 0.5)
-    with pytest.raises(ValueError):
-        Finding("colour", "c", "i", "low", 0.5)
-    with pytest.raises(ValueError):
-        Finding(LAY, "c", "i", "low", 1.5)

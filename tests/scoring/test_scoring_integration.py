@@ -1,7 +1,7 @@
 """Judge records, the judge command against a local server, PPTBench import: what is stored and the tables."""
+
 import io
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -14,12 +14,18 @@ from tests.factories import artifact_create, configuration_create, figure_create
 from tests.scoring.judge_server import JudgeServer, reply_body
 
 pytestmark = pytest.mark.django_db
-from tests.data.paths import PPTBENCH
+from tests.data.paths import PPTBENCH, needs_shared
 
 
 def reply(t, s, l, e, v, **extra):
-    body = {"score": t + s + l + e + v, "subscores": {"text": t, "semantic_structure": s, "layout": l, "editability": e, "visual_detail": v},
-            "major_errors": [], "minor_errors": ["small"], "editability_assessment": "native shapes", "reason": "close match"}
+    body = {
+        "score": t + s + l + e + v,
+        "subscores": {"text": t, "semantic_structure": s, "layout": l, "editability": e, "visual_detail": v},
+        "major_errors": [],
+        "minor_errors": ["small"],
+        "editability_assessment": "native shapes",
+        "reason": "close match",
+    }
     body.update(extra)
     return body
 
@@ -41,13 +47,15 @@ def study_data():
 
 
 def record_line(configuration, task_id, body, run=1, judge="gpt-judge", family="gpt"):
-    return json.dumps({"task_id": task_id, "configuration": configuration, "judge": judge, "judge_family": family, "run": run, **body})
+    return json.dumps(
+        {"task_id": task_id, "configuration": configuration, "judge": judge, "judge_family": family, "run": run, **body}
+    )
 
 
 def test_imported_records_give_final_scores_and_config_scores_by_hand(tmp_path, study_data):
     lines = [
-        record_line("m1-direct", "t0", reply(18, 25, 12, 20, 8)),      # Q 83 → s 83
-        record_line("m1-direct", "t1", reply(10, 10, 10, 10, 5)),      # Q 45 → s 45; t2 gate failure → 0
+        record_line("m1-direct", "t0", reply(18, 25, 12, 20, 8)),  # Q 83 → s 83
+        record_line("m1-direct", "t1", reply(10, 10, 10, 10, 5)),  # Q 45 → s 45; t2 gate failure → 0
         record_line("m1-specialized", "t0", reply(20, 30, 15, 25, 10)),  # Q 100, capped → 50
         record_line("m1-specialized", "t1", reply(15, 20, 10, 20, 5)),  # Q 70; t2 has no record → missing
     ]
@@ -58,8 +66,12 @@ def test_imported_records_give_final_scores_and_config_scores_by_hand(tmp_path, 
 
     scores = table_frame("config-scores", run="1").set_index("configuration")
     assert scores.loc["m1-direct", "n"] == 3 and scores.loc["m1-direct", "mean"] == pytest.approx((83 + 45 + 0) / 3)
-    assert scores.loc["m1-direct", "share_ge_80"] == pytest.approx(1 / 3) and scores.loc["m1-direct", "share_lt_50"] == pytest.approx(2 / 3)
-    assert scores.loc["m1-specialized", "n"] == 2 and scores.loc["m1-specialized", "mean"] == pytest.approx((50 + 70) / 2)
+    assert scores.loc["m1-direct", "share_ge_80"] == pytest.approx(1 / 3) and scores.loc[
+        "m1-direct", "share_lt_50"
+    ] == pytest.approx(2 / 3)
+    assert scores.loc["m1-specialized", "n"] == 2 and scores.loc["m1-specialized", "mean"] == pytest.approx(
+        (50 + 70) / 2
+    )
     assert scores.loc["m1-specialized", "missing"] == 1
     # The gate failure's subscores count as 0: mean text (18 + 10 + 0) / 3.
     assert scores.loc["m1-direct", "text"] == pytest.approx(28 / 3)
@@ -110,8 +122,19 @@ def test_judge_command_against_a_local_server_stores_records_and_resumes(study_d
             server.push(200, reply_body("chat", bad))
         server.push(200, reply_body("chat", json.dumps(reply(15, 20, 10, 20, 5))))
         with pytest.raises(CommandError, match="1 judgements failed"):
-            call_command("judge", judge_model="qwen-judge", base_url=server.base_url, run=1, family="qwen", protocol="chat",
-                         api_key_env="JUDGE_KEY", concurrency=1, max_attempts=2, no_progress=True, stdout=io.StringIO())
+            call_command(
+                "judge",
+                judge_model="qwen-judge",
+                base_url=server.base_url,
+                run=1,
+                family="qwen",
+                protocol="chat",
+                api_key_env="JUDGE_KEY",
+                concurrency=1,
+                max_attempts=2,
+                no_progress=True,
+                stdout=io.StringIO(),
+            )
         assert server.requests[0].headers["authorization"] == "Bearer sk-local-test"
         run = JudgeRun.objects.get(judge="qwen-judge", run=1)
         assert run.records.filter(status="ok").count() == 4
@@ -121,8 +144,18 @@ def test_judge_command_against_a_local_server_stores_records_and_resumes(study_d
         # Resume: only the failed artifact is asked again.
         server.push(200, reply_body("chat", json.dumps(reply(5, 5, 5, 5, 5))))
         before = len(server.requests)
-        call_command("judge", judge_model="qwen-judge", base_url=server.base_url, run=1, family="qwen", protocol="chat",
-                     api_key_env="JUDGE_KEY", concurrency=1, no_progress=True, stdout=io.StringIO())
+        call_command(
+            "judge",
+            judge_model="qwen-judge",
+            base_url=server.base_url,
+            run=1,
+            family="qwen",
+            protocol="chat",
+            api_key_env="JUDGE_KEY",
+            concurrency=1,
+            no_progress=True,
+            stdout=io.StringIO(),
+        )
         assert len(server.requests) == before + 1
     run.refresh_from_db()
     assert run.status == "done" and run.records.filter(status="ok").count() == 5
@@ -130,7 +163,7 @@ def test_judge_command_against_a_local_server_stores_records_and_resumes(study_d
     assert stored.input_tokens > 0 and stored.prompt_hash and "native shapes" == stored.editability_assessment
 
 
-@pytest.mark.skipif(not (PPTBENCH / "scores.csv").exists(), reason="shared PPTBench data not present")
+@needs_shared(PPTBENCH)
 def test_pptbench_import_reproduces_the_published_leaderboard():
     out = io.StringIO()
     call_command("import_pptbench_scores", PPTBENCH / "scores.csv", stdout=out)
