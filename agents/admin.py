@@ -10,7 +10,17 @@ class ConfigurationAdmin(admin.ModelAdmin):
 
 @admin.register(Artifact)
 class ArtifactAdmin(admin.ModelAdmin):
-    list_display = ("figure", "configuration", "gate_passed", "gate_reason", "text_boxes", "shapes", "connectors", "pictures", "capped")
+    list_display = (
+        "figure",
+        "configuration",
+        "gate_passed",
+        "gate_reason",
+        "text_boxes",
+        "shapes",
+        "connectors",
+        "pictures",
+        "capped",
+    )
     list_filter = ("configuration", "gate_passed", "gate_reason", "capped")
     search_fields = ("figure__task_id",)
     readonly_fields = [f.name for f in Artifact._meta.fields]

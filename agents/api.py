@@ -1,13 +1,12 @@
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from .models import Artifact
-from .pptx_audit import AUDIT_STORED
 from rest_framework import generics, serializers
 
 from core.permissions import IsStaffResearcher
 
 from . import selectors
-from .configurations import configuration_pairs
+from .models import Artifact
+from .pptx_audit import AUDIT_STORED
 
 
 class ConfigurationOutputSerializer(serializers.Serializer):
@@ -34,8 +33,21 @@ class ArtifactOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Artifact
-        fields = ("id", "configuration", "task_id", "gate_passed", "gate_reason", "gate_detail", "pptx_sha256", *AUDIT_STORED,
-                  "render_sha256", "log_status", "turns", "total_tokens", "cost_usd")
+        fields = (
+            "id",
+            "configuration",
+            "task_id",
+            "gate_passed",
+            "gate_reason",
+            "gate_detail",
+            "pptx_sha256",
+            *AUDIT_STORED,
+            "render_sha256",
+            "log_status",
+            "turns",
+            "total_tokens",
+            "cost_usd",
+        )
 
 
 class ArtifactListApi(generics.ListAPIView):
@@ -48,7 +60,9 @@ class ArtifactListApi(generics.ListAPIView):
 
     def get_queryset(self):
         q = self.request.query_params
-        return selectors.artifact_list(configuration=q.get("configuration"), gate_reason=q.get("gate_reason"), task_id=q.get("task_id"))
+        return selectors.artifact_list(
+            configuration=q.get("configuration"), gate_reason=q.get("gate_reason"), task_id=q.get("task_id")
+        )
 
 
 class ArtifactDetailApi(generics.RetrieveAPIView):

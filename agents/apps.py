@@ -15,6 +15,8 @@ class AgentsConfig(AppConfig):
         register_sample_loader("agents", load_sample_corpus_and_artifacts, order=ORDER_ARTIFACTS)
 
         register_table("configurations", selectors.configurations_table, title="Agent configurations")
-        register_table("configuration-pairs", selectors.configuration_pairs_frame, title="Configuration pairs (within / across)")
+        register_table(
+            "configuration-pairs", selectors.configuration_pairs_frame, title="Configuration pairs (within / across)"
+        )
         register_table("artifact-audit", selectors.artifact_audit_frame, title="Gate and object audit per artifact")
         register_table("economics", selectors.economics_frame, title="Run-log economics (Tables 22–23)")

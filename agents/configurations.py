@@ -1,4 +1,5 @@
 """Configuration declarations (JSON or TOML) and the pairs they form. Pure."""
+
 from __future__ import annotations
 
 import itertools
@@ -57,7 +58,9 @@ def parse_configurations(path: Path) -> list[ConfigurationSpec]:
             if not isinstance(value, str) or not value.strip():
                 raise ConfigurationFileError(f"{where} {name}: missing or empty")
         if not SLUG.match(entry["slug"]):
-            raise ConfigurationFileError(f"{where} slug: {entry['slug']!r} is not a slug (lower-case letters, digits, . _ -)")
+            raise ConfigurationFileError(
+                f"{where} slug: {entry['slug']!r} is not a slug (lower-case letters, digits, . _ -)"
+            )
         if entry["slug"] in seen:
             raise ConfigurationFileError(f"{where} slug: duplicate {entry['slug']!r}")
         seen.add(entry["slug"])

@@ -3,7 +3,9 @@ from django.db import models
 from . import pptx_audit, render
 
 # Why an artifact fails the gate: the audit's reasons and the renderer's, named where they are decided.
-GateReason = models.TextChoices("GateReason", [(r.upper(), r) for r in (*pptx_audit.GATE_REASONS, render.REASON_FAILED, render.REASON_TIMEOUT)])
+GateReason = models.TextChoices(
+    "GateReason", [(r.upper(), r) for r in (*pptx_audit.GATE_REASONS, render.REASON_FAILED, render.REASON_TIMEOUT)]
+)
 RENDER_REASONS = (GateReason.RENDER_FAILED, GateReason.RENDER_TIMEOUT)
 
 
@@ -101,7 +103,9 @@ class Artifact(models.Model):
 
     class Meta:
         ordering = ["configuration__position", "figure__task_id"]
-        constraints = [models.UniqueConstraint(fields=["configuration", "figure"], name="one_artifact_per_configuration_figure")]
+        constraints = [
+            models.UniqueConstraint(fields=["configuration", "figure"], name="one_artifact_per_configuration_figure")
+        ]
 
     def __str__(self) -> str:
         return f"{self.configuration.slug}/{self.figure.task_id}"

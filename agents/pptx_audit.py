@@ -120,14 +120,39 @@ GATE_REASONS: tuple[str, ...] = (
 
 # The audit's results, each named once; the model's columns, the tables, the API and the summary follow these.
 AUDIT_COUNTS: tuple[str, ...] = (
-    "slides", "text_boxes", "shapes", "lines", "connectors", "connectors_attached", "groups", "pictures", "tables", "charts",
-    "smartart", "ole_media", "alternate_content", "external_links",
+    "slides",
+    "text_boxes",
+    "shapes",
+    "lines",
+    "connectors",
+    "connectors_attached",
+    "groups",
+    "pictures",
+    "tables",
+    "charts",
+    "smartart",
+    "ole_media",
+    "alternate_content",
+    "external_links",
 )
 AUDIT_RATIOS: tuple[str, ...] = ("largest_picture_ratio", "picture_area_ratio")
 AUDIT_STORED: tuple[str, ...] = (*AUDIT_COUNTS, *AUDIT_RATIOS, "cap", "capped")  # what an artifact keeps of its audit
 # What the compact summary shows, in order: these counts, then the ratios as percentages.
-SUMMARY_COUNTS: tuple[str, ...] = ("text_boxes", "shapes", "lines", "connectors", "connectors_attached", "groups", "pictures", "tables", "charts")
-SUMMARY_RATIOS: dict[str, str] = {"largest_picture_ratio": "largest picture share %", "picture_area_ratio": "picture coverage %"}
+SUMMARY_COUNTS: tuple[str, ...] = (
+    "text_boxes",
+    "shapes",
+    "lines",
+    "connectors",
+    "connectors_attached",
+    "groups",
+    "pictures",
+    "tables",
+    "charts",
+)
+SUMMARY_RATIOS: dict[str, str] = {
+    "largest_picture_ratio": "largest picture share %",
+    "picture_area_ratio": "picture coverage %",
+}
 SUMMARY_KEYS: tuple[str, ...] = (*(name.replace("_", " ") for name in SUMMARY_COUNTS), *SUMMARY_RATIOS.values())
 
 

@@ -7,6 +7,7 @@ Logs come from different harnesses; we read the shapes they write in common:
 A log that is not valid JSON Lines throughout (truncated, garbage) is unrecoverable: partial
 numbers from half a log would bias the means.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,7 +16,9 @@ from datetime import datetime
 from pathlib import Path
 
 MAX_LOG_BYTES = 256 * 1024 * 1024
-TOOL_EVENT_TYPES = frozenset({"tool_call", "tool_use", "function_call", "command_execution", "mcp_tool_call", "tool_result_pending"})
+TOOL_EVENT_TYPES = frozenset(
+    {"tool_call", "tool_use", "function_call", "command_execution", "mcp_tool_call", "tool_result_pending"}
+)
 TURN_EVENT_TYPES = frozenset({"turn.completed", "turn", "assistant_turn"})
 
 

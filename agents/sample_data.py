@@ -3,6 +3,7 @@
 Everything goes through the real importers, audit and renderer, so the sample shows the app as it
 is. There are no judge scores in the sample: nothing here pretends to be a judge.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -18,10 +19,38 @@ from pptx.util import Emu, Inches
 SAMPLE_FIGURES = 6
 STAGES = ("Input", "Encoder", "Latent", "Decoder", "Output")
 SAMPLE_CONFIGURATIONS = [
-    {"slug": "sample-m1-direct", "model": "sample-model-1", "harness": "codex", "workflow": "direct", "reasoning_effort": "high", "label": "Model 1 · direct"},
-    {"slug": "sample-m1-specialized", "model": "sample-model-1", "harness": "codex", "workflow": "specialized", "reasoning_effort": "high", "label": "Model 1 · specialized"},
-    {"slug": "sample-m2-direct", "model": "sample-model-2", "harness": "claude-code", "workflow": "direct", "reasoning_effort": "high", "label": "Model 2 · direct"},
-    {"slug": "sample-m2-specialized", "model": "sample-model-2", "harness": "claude-code", "workflow": "specialized", "reasoning_effort": "high", "label": "Model 2 · specialized"},
+    {
+        "slug": "sample-m1-direct",
+        "model": "sample-model-1",
+        "harness": "codex",
+        "workflow": "direct",
+        "reasoning_effort": "high",
+        "label": "Model 1 · direct",
+    },
+    {
+        "slug": "sample-m1-specialized",
+        "model": "sample-model-1",
+        "harness": "codex",
+        "workflow": "specialized",
+        "reasoning_effort": "high",
+        "label": "Model 1 · specialized",
+    },
+    {
+        "slug": "sample-m2-direct",
+        "model": "sample-model-2",
+        "harness": "claude-code",
+        "workflow": "direct",
+        "reasoning_effort": "high",
+        "label": "Model 2 · direct",
+    },
+    {
+        "slug": "sample-m2-specialized",
+        "model": "sample-model-2",
+        "harness": "claude-code",
+        "workflow": "specialized",
+        "reasoning_effort": "high",
+        "label": "Model 2 · specialized",
+    },
 ]
 
 
@@ -32,7 +61,9 @@ def _figure_image(path: Path, index: int) -> None:
     width = 1400 // len(stages)
     for n, label in enumerate(stages):
         x = n * width + 30
-        draw.rounded_rectangle((x, 220, x + width - 90, 380), radius=18, outline=(30, 60, 160), width=4, fill=(220, 232, 250))
+        draw.rounded_rectangle(
+            (x, 220, x + width - 90, 380), radius=18, outline=(30, 60, 160), width=4, fill=(220, 232, 250)
+        )
         draw.text((x + 20, 290), f"{label} {index}", fill=(0, 0, 0))
         if n:
             draw.line((x - 60, 300, x, 300), fill=(0, 0, 0), width=4)
@@ -49,11 +80,15 @@ def _deck(path: Path, *, index: int, quality: int, figure_png: Path | None) -> N
         slide.shapes.add_picture(str(figure_png), 0, 0, deck.slide_width, deck.slide_height)
     else:
         stages = STAGES[: 3 + index % 3][: max(2, 3 + index % 3 - (2 - quality))]
-        slide.shapes.add_textbox(Inches(0.4), Inches(0.4), Inches(9), Inches(0.6)).text_frame.text = f"Figure {index + 1}: an overview of the method"
+        slide.shapes.add_textbox(
+            Inches(0.4), Inches(0.4), Inches(9), Inches(0.6)
+        ).text_frame.text = f"Figure {index + 1}: an overview of the method"
         width = Emu(deck.slide_width // len(stages))
         boxes = []
         for n, label in enumerate(stages):
-            box = slide.shapes.add_shape(MSO_SHAPE.ROUNDED_RECTANGLE, width * n + Inches(0.3), Inches(2.2), width - Inches(0.9), Inches(1.6))
+            box = slide.shapes.add_shape(
+                MSO_SHAPE.ROUNDED_RECTANGLE, width * n + Inches(0.3), Inches(2.2), width - Inches(0.9), Inches(1.6)
+            )
             box.text_frame.text = f"{label} {index}"
             boxes.append(box)
         for left, right in zip(boxes, boxes[1:]):
@@ -76,14 +111,28 @@ def build_sample_run(root: Path) -> tuple[Path, Path, Path, Path]:
         name = f"figure-{index}.png"
         _figure_image(images / name, index)
         arxiv = f"2601.{index + 1:05d}"
-        rows.append({
-            "task_id": f"sample-{index:03d}", "arxiv_id": arxiv, "arxiv_version": "v1", "title": f"Sample paper {index + 1}",
-            "authors": ["Sample Author"], "abs_url": f"https://arxiv.org/abs/{arxiv}", "pdf_url": f"https://arxiv.org/pdf/{arxiv}v1",
-            "source_url": f"https://arxiv.org/e-print/{arxiv}v1", "license": "CC0 (generated sample)", "license_url": "",
-            "caption": "A generated block diagram for trying the app.", "label": "fig:overview", "source_path": name,
-            "sha256": hashlib.sha256((images / name).read_bytes()).hexdigest(), "selection_score": 1.0,
-            "selection_evidence": ["generated sample"], "field": ("cs.CV", "cs.CL", "cs.LG")[index % 3], "image": name,
-        })
+        rows.append(
+            {
+                "task_id": f"sample-{index:03d}",
+                "arxiv_id": arxiv,
+                "arxiv_version": "v1",
+                "title": f"Sample paper {index + 1}",
+                "authors": ["Sample Author"],
+                "abs_url": f"https://arxiv.org/abs/{arxiv}",
+                "pdf_url": f"https://arxiv.org/pdf/{arxiv}v1",
+                "source_url": f"https://arxiv.org/e-print/{arxiv}v1",
+                "license": "CC0 (generated sample)",
+                "license_url": "",
+                "caption": "A generated block diagram for trying the app.",
+                "label": "fig:overview",
+                "source_path": name,
+                "sha256": hashlib.sha256((images / name).read_bytes()).hexdigest(),
+                "selection_score": 1.0,
+                "selection_evidence": ["generated sample"],
+                "field": ("cs.CV", "cs.CL", "cs.LG")[index % 3],
+                "image": name,
+            }
+        )
     manifest = root / "manifest.jsonl"
     manifest.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     run_root = root / "runs"
@@ -103,8 +152,8 @@ def build_sample_run(root: Path) -> tuple[Path, Path, Path, Path]:
 
 def load_sample_corpus_and_artifacts() -> str:
     from agents.models import Configuration
-    from agents.services import artifact_audit, artifacts_import, artifacts_render
     from agents.selectors import artifact_list
+    from agents.services import artifact_audit, artifacts_import, artifacts_render
     from corpus.services import corpus_import
 
     if Configuration.objects.filter(slug=SAMPLE_CONFIGURATIONS[0]["slug"]).exists():

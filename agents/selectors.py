@@ -7,13 +7,21 @@ import pandas as pd
 from django.db.models import Count, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from .pptx_audit import AUDIT_COUNTS, AUDIT_RATIOS, SUMMARY_KEYS
 from .configurations import ConfigurationSpec, configuration_pairs
 from .models import Artifact, Configuration
+from .pptx_audit import AUDIT_COUNTS, AUDIT_RATIOS, SUMMARY_KEYS
 
 # The contract's columns (DESIGN), then every other stored audit result.
-CONTRACT_COUNTS = AUDIT_COUNTS[:AUDIT_COUNTS.index("charts") + 1]
-ARTIFACT_AUDIT_COLUMNS = ["task_id", "configuration", "gate_passed", "gate_reason", *CONTRACT_COUNTS, *AUDIT_RATIOS, "capped"]
+CONTRACT_COUNTS = AUDIT_COUNTS[: AUDIT_COUNTS.index("charts") + 1]
+ARTIFACT_AUDIT_COLUMNS = [
+    "task_id",
+    "configuration",
+    "gate_passed",
+    "gate_reason",
+    *CONTRACT_COUNTS,
+    *AUDIT_RATIOS,
+    "capped",
+]
 EXTRA_AUDIT_COLUMNS = [*(c for c in AUDIT_COUNTS if c not in CONTRACT_COUNTS), "cap", "render_ok", "gate_detail"]
 COUNT_COLUMNS = (*AUDIT_COUNTS, "cap")
 
@@ -177,17 +185,41 @@ def artifact_newest_id_expression():
 
 def artifact_ids_by_key() -> dict[tuple[str, str], int]:
     """(configuration slug, task id) → artifact id, for importers that name artifacts by their configuration and figure."""
-    return {(slug, task_id): pk for pk, slug, task_id in Artifact.objects.values_list("pk", "configuration__slug", "figure__task_id")}
+    return {
+        (slug, task_id): pk
+        for pk, slug, task_id in Artifact.objects.values_list("pk", "configuration__slug", "figure__task_id")
+    }
 
 
 def artifact_scoring_frame() -> pd.DataFrame:
     """What scoring needs of each artifact of this study's agents: its configuration, figure, gate and cap."""
     rows = Artifact.objects.filter(configuration__suite="refig").values_list(
-        "id", "configuration__slug", "configuration__model", "configuration__harness", "configuration__workflow",
-        "configuration__position", "figure__task_id", "figure__field", "gate_passed", "cap",
+        "id",
+        "configuration__slug",
+        "configuration__model",
+        "configuration__harness",
+        "configuration__workflow",
+        "configuration__position",
+        "figure__task_id",
+        "figure__field",
+        "gate_passed",
+        "cap",
     )
-    return pd.DataFrame(list(rows), columns=["artifact_id", "configuration", "model", "harness", "workflow", "position", "task_id", "field",
-                                             "gate_passed", "cap"])
+    return pd.DataFrame(
+        list(rows),
+        columns=[
+            "artifact_id",
+            "configuration",
+            "model",
+            "harness",
+            "workflow",
+            "position",
+            "task_id",
+            "field",
+            "gate_passed",
+            "cap",
+        ],
+    )
 
 
 def artifact_for_judging(*, pk: int) -> Artifact:

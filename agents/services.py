@@ -1,11 +1,12 @@
 """Every write of the agents app: configurations, artifact import, audit and rendering."""
+
 from __future__ import annotations
 
 import contextlib
 import shutil
 import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, Sequence
 
 from django.conf import settings
 from django.core.files import File
@@ -40,7 +41,9 @@ def configurations_declare(*, specs: Sequence[ConfigurationSpec]) -> list[Config
             if existing is not None:
                 stored = (existing.model, existing.harness, existing.workflow, existing.reasoning_effort)
                 if stored != identity:
-                    raise ConfigurationConflict(f"configuration {spec.slug}: declared as {identity}, stored as {stored}; a slug names one configuration for good")
+                    raise ConfigurationConflict(
+                        f"configuration {spec.slug}: declared as {identity}, stored as {stored}; a slug names one configuration for good"
+                    )
                 if (existing.label, existing.position) != (spec.label, position):
                     existing.label, existing.position = spec.label, position
                     existing.save(update_fields=["label", "position"])
@@ -56,8 +59,16 @@ def configuration_ensure_external(*, slug: str, model: str, reasoning_effort: st
     configuration = Configuration.objects.filter(slug=slug).first()
     if configuration is None:
         position = Configuration.objects.filter(suite=suite).count()
-        configuration = Configuration.objects.create(slug=slug, model=model, harness=suite, workflow=suite, reasoning_effort=reasoning_effort,
-                                                     label=slug, suite=suite, position=position)
+        configuration = Configuration.objects.create(
+            slug=slug,
+            model=model,
+            harness=suite,
+            workflow=suite,
+            reasoning_effort=reasoning_effort,
+            label=slug,
+            suite=suite,
+            position=position,
+        )
     return configuration
 
 
@@ -91,18 +102,33 @@ def _artifact_fields(task_dir: Path | None) -> dict:
     values: dict = {"gate_passed": None, "gate_reason": "", "gate_detail": ""}
     pptx_path = task_dir / "output.pptx" if task_dir else None
     if pptx_path is None or not pptx_path.is_file():
-        values.update(gate_passed=False, gate_reason=GateReason.MISSING, gate_detail="no output.pptx was produced", audit_passed=False)
+        values.update(
+            gate_passed=False,
+            gate_reason=GateReason.MISSING,
+            gate_detail="no output.pptx was produced",
+            audit_passed=False,
+        )
     else:
         size = pptx_path.stat().st_size
         values["pptx_size"] = size
         if size > pptx_audit.DEFAULT_LIMITS.max_file_bytes:
             # Not copied: the gate fails on size alone, and storing it would cost the same as accepting it.
-            values.update(gate_passed=False, gate_reason=GateReason.TOO_LARGE, gate_detail=f"file of {size} bytes exceeds {pptx_audit.DEFAULT_LIMITS.max_file_bytes}", audit_passed=False, pptx_sha256=file_sha256(pptx_path))
+            values.update(
+                gate_passed=False,
+                gate_reason=GateReason.TOO_LARGE,
+                gate_detail=f"file of {size} bytes exceeds {pptx_audit.DEFAULT_LIMITS.max_file_bytes}",
+                audit_passed=False,
+                pptx_sha256=file_sha256(pptx_path),
+            )
         else:
-            values["pptx"], values["pptx_sha256"] = _store_content_addressed(pptx_path, prefix="artifacts", extension=".pptx")
+            values["pptx"], values["pptx_sha256"] = _store_content_addressed(
+                pptx_path, prefix="artifacts", extension=".pptx"
+            )
     for filename, language in CODE_FILES:
         if task_dir and (task_dir / filename).is_file():
-            values["code"], _ = _store_content_addressed(task_dir / filename, prefix="artifacts", extension=Path(filename).suffix)
+            values["code"], _ = _store_content_addressed(
+                task_dir / filename, prefix="artifacts", extension=Path(filename).suffix
+            )
             values["code_language"] = language
             break
     log_path = task_dir / "output.jsonl" if task_dir and (task_dir / "output.jsonl").is_file() else None
@@ -141,8 +167,11 @@ def artifacts_import(*, run_root: Path, configurations_file: Path, progress: Pro
                 pptx_path = task_dir / "output.pptx" if task_dir else None
                 now_sha = file_sha256(pptx_path) if pptx_path and pptx_path.is_file() else ""
                 if now_sha != stored.pptx_sha256:
-                    report.reject(task_dir or config_dir / task_id, "output.pptx",
-                                  "differs from the stored artifact (one attempt per configuration and figure; the stored one is kept)")
+                    report.reject(
+                        task_dir or config_dir / task_id,
+                        "output.pptx",
+                        "differs from the stored artifact (one attempt per configuration and figure; the stored one is kept)",
+                    )
                 else:
                     report.unchanged += 1
             else:
@@ -191,7 +220,9 @@ def artifact_audit(*, artifact: Artifact, force: bool = False) -> Artifact:
     if not force and artifact.audit_version == pptx_audit.AUDIT_VERSION and artifact.audit_passed is not None:
         return artifact
     twin = (
-        Artifact.objects.filter(pptx_sha256=artifact.pptx_sha256, audit_version=pptx_audit.AUDIT_VERSION, audit_passed__isnull=False)
+        Artifact.objects.filter(
+            pptx_sha256=artifact.pptx_sha256, audit_version=pptx_audit.AUDIT_VERSION, audit_passed__isnull=False
+        )
         .exclude(pk=artifact.pk)
         .first()
     )
@@ -219,7 +250,9 @@ def artifact_audit(*, artifact: Artifact, force: bool = False) -> Artifact:
 
 
 def _needs_render(artifact: Artifact, force: bool) -> bool:
-    return bool(artifact.audit_passed) and (force or artifact.render_version != render.RENDER_VERSION or artifact.render_ok is None)
+    return bool(artifact.audit_passed) and (
+        force or artifact.render_version != render.RENDER_VERSION or artifact.render_ok is None
+    )
 
 
 def renderer_create() -> render.LibreOfficeRenderer:
@@ -231,7 +264,9 @@ def renderer_create() -> render.LibreOfficeRenderer:
     )
 
 
-def artifacts_render(*, artifacts: Sequence[Artifact], force: bool = False, renderer: render.LibreOfficeRenderer | None = None) -> int:
+def artifacts_render(
+    *, artifacts: Sequence[Artifact], force: bool = False, renderer: render.LibreOfficeRenderer | None = None
+) -> int:
     """Render audited artifacts in one LibreOffice batch; idempotent per (pptx sha256, render version)."""
     pending = [a for a in artifacts if _needs_render(a, force)]
     if not pending:

@@ -18,13 +18,15 @@ class ConfigurationOverviewView(RoleRequiredMixin, TemplateView):
         rows = []
         for configuration in selectors.configuration_list():
             group = audit[audit["configuration"] == configuration.slug]
-            rows.append({
-                "configuration": configuration,
-                "artifacts": len(group),
-                "passed": int((group["gate_passed"] == True).sum()),  # noqa: E712 - pandas element-wise
-                "failed": int((group["gate_passed"] == False).sum()),  # noqa: E712
-                "pending": int(group["gate_passed"].isna().sum()),
-            })
+            rows.append(
+                {
+                    "configuration": configuration,
+                    "artifacts": len(group),
+                    "passed": int((group["gate_passed"] == True).sum()),  # noqa: E712 - pandas element-wise
+                    "failed": int((group["gate_passed"] == False).sum()),  # noqa: E712
+                    "pending": int(group["gate_passed"].isna().sum()),
+                }
+            )
         context["rows"] = rows
         context["reasons"] = selectors.gate_reason_counts()
         context["pairs"] = frame_html(selectors.configuration_pairs_frame())
@@ -40,8 +42,16 @@ class ArtifactListView(RoleRequiredMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         configuration = get_object_or_404(selectors.configuration_list(), slug=self.kwargs["slug"])
         reason = self.request.GET.get("gate", "")
-        page = Paginator(selectors.artifact_list(configuration=configuration.slug, gate_reason=reason), 50).get_page(self.request.GET.get("page"))
-        context.update(configuration=configuration, page_obj=page, artifacts=page.object_list, gate=reason, reasons=selectors.gate_reason_counts())
+        page = Paginator(selectors.artifact_list(configuration=configuration.slug, gate_reason=reason), 50).get_page(
+            self.request.GET.get("page")
+        )
+        context.update(
+            configuration=configuration,
+            page_obj=page,
+            artifacts=page.object_list,
+            gate=reason,
+            reasons=selectors.gate_reason_counts(),
+        )
         return context
 
 
@@ -60,5 +70,14 @@ class ArtifactRenderView(RoleRequiredMixin, View):
         field = {"render": artifact.render_png, "thumb": artifact.render_thumbnail, "pptx": artifact.pptx}.get(kind)
         if not field:
             raise Http404("not rendered")
-        content_type = "application/vnd.openxmlformats-officedocument.presentationml.presentation" if kind == "pptx" else "image/png"
-        return FileResponse(field.open("rb"), content_type=content_type, as_attachment=kind == "pptx", filename=f"{artifact.configuration.slug}-{artifact.figure.task_id}.pptx" if kind == "pptx" else None)
+        content_type = (
+            "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+            if kind == "pptx"
+            else "image/png"
+        )
+        return FileResponse(
+            field.open("rb"),
+            content_type=content_type,
+            as_attachment=kind == "pptx",
+            filename=f"{artifact.configuration.slug}-{artifact.figure.task_id}.pptx" if kind == "pptx" else None,
+        )

@@ -29,7 +29,16 @@ class LeaseAdmin(admin.ModelAdmin):
 class ComparisonAdmin(admin.ModelAdmin):
     """Votes are never edited in place: read-only here."""
 
-    list_display = ("comparison_id", "study", "annotator_name", "outcome", "counted", "withdrawn", "superseded", "created_at")
+    list_display = (
+        "comparison_id",
+        "study",
+        "annotator_name",
+        "outcome",
+        "counted",
+        "withdrawn",
+        "superseded",
+        "created_at",
+    )
     list_filter = ("study", "outcome", "counted", "withdrawn", "superseded", "imported")
 
     def get_readonly_fields(self, request, obj=None):

@@ -1,4 +1,5 @@
 """REST API: annotators touch only their own leases and votes; coordinators read and create studies."""
+
 import json
 
 from django.shortcuts import get_object_or_404
@@ -52,7 +53,9 @@ class ItemNextApi(AnnotatorApi):
         except services.StudyUnavailable as error:
             return Response({"state": "paused", "detail": error.detail})
         if served is None:
-            return Response({"state": "done", "summary": selectors.annotator_summary(study=state.study, user=request.user)})
+            return Response(
+                {"state": "done", "summary": selectors.annotator_summary(study=state.study, user=request.user)}
+            )
         return Response({"state": "item", "item": selectors.lease_payload(lease=served.lease, done=served.done)})
 
 
@@ -64,8 +67,12 @@ class ComparisonSubmitApi(AnnotatorApi):
         token = serializers.CharField(max_length=64)
         outcome = serializers.CharField(max_length=20)
         reason = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
-        dwell_ms = serializers.IntegerField(min_value=0, max_value=services.MAX_DWELL_MS - 1, required=False, allow_null=True)
-        decision_ms = serializers.IntegerField(min_value=0, max_value=services.MAX_DWELL_MS - 1, required=False, allow_null=True)
+        dwell_ms = serializers.IntegerField(
+            min_value=0, max_value=services.MAX_DWELL_MS - 1, required=False, allow_null=True
+        )
+        decision_ms = serializers.IntegerField(
+            min_value=0, max_value=services.MAX_DWELL_MS - 1, required=False, allow_null=True
+        )
 
     @extend_schema(request=InputSerializer, responses={200: dict})
     def post(self, request):
@@ -74,7 +81,9 @@ class ComparisonSubmitApi(AnnotatorApi):
         vote = services.comparison_submit(annotator=request.user, **data.validated_data)
         comparison = vote.comparison
         progress = {"done": vote.done, "quota": comparison.study.quota_per_annotator}
-        return Response({"stored": True, "counted": comparison.counted, "outcome": comparison.outcome, "progress": progress})
+        return Response(
+            {"stored": True, "counted": comparison.counted, "outcome": comparison.outcome, "progress": progress}
+        )
 
 
 class LeaseSkipApi(AnnotatorApi):
@@ -145,10 +154,19 @@ class StudyListApi(APIView):
         """The study's settings come from the model (defaults, limits, help): one place."""
 
         configurations = serializers.ListField(child=serializers.CharField(), min_length=2)
-        figures = serializers.ListField(child=serializers.CharField(), required=False, help_text="task ids; omitted: the whole corpus")
-        figure_fields = serializers.ListField(child=serializers.CharField(), required=False, help_text="only figures of these source fields")
-        figure_sample = serializers.IntegerField(min_value=1, max_value=10_000_000, required=False, allow_null=True,
-                                                 help_text="a seeded sample (the study's seed) of this many of the chosen figures")
+        figures = serializers.ListField(
+            child=serializers.CharField(), required=False, help_text="task ids; omitted: the whole corpus"
+        )
+        figure_fields = serializers.ListField(
+            child=serializers.CharField(), required=False, help_text="only figures of these source fields"
+        )
+        figure_sample = serializers.IntegerField(
+            min_value=1,
+            max_value=10_000_000,
+            required=False,
+            allow_null=True,
+            help_text="a seeded sample (the study's seed) of this many of the chosen figures",
+        )
 
         class Meta:
             model = Study

@@ -14,5 +14,15 @@ class AnnotationConfig(AppConfig):
 
         register_sample_loader("annotation", load_sample_study, order=ORDER_STUDIES)
 
-        register_table("comparisons", selectors.comparisons_frame, title="Human comparisons as battle rows (DESIGN 5)", parameters=("study",))
-        register_table("coverage", selectors.coverage_frame, title="Comparisons per configuration pair against target", parameters=("study",))
+        register_table(
+            "comparisons",
+            selectors.comparisons_frame,
+            title="Human comparisons as battle rows (DESIGN 5)",
+            parameters=("study",),
+        )
+        register_table(
+            "coverage",
+            selectors.coverage_frame,
+            title="Comparisons per configuration pair against target",
+            parameters=("study",),
+        )

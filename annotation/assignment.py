@@ -2,12 +2,13 @@
 
 services.item_next gathers counts from the database and asks these functions what to serve.
 """
+
 from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Hashable, Iterable, Mapping, Sequence
 
 
 def seeded_rank(seed: int, *key: Hashable) -> str:

@@ -1,4 +1,5 @@
 """What the annotation services refuse, as the kernel's application errors (core.errors maps them to HTTP)."""
+
 from core.errors import Conflict, Forbidden, Invalid, NotFound
 
 

@@ -10,7 +10,6 @@ def _bounded(low: int, high: int = INT32_MAX) -> list:
     return [MinValueValidator(low), MaxValueValidator(high)]
 
 
-
 class Study(models.Model):
     """A blinded pairwise comparison study over some configurations and figures."""
 
@@ -25,19 +24,36 @@ class Study(models.Model):
     configurations = models.ManyToManyField("agents.Configuration", related_name="studies")
     # Empty means "every figure of the corpus".
     figures = models.ManyToManyField("corpus.Figure", related_name="studies", blank=True)
-    target_per_pair = models.PositiveIntegerField(default=20, validators=_bounded(1, 1_000_000),
-                                                  help_text="comparisons wanted per configuration pair")
-    overlap_rate = models.FloatField(default=0.05, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
-                                     help_text="share of items shown to a second annotator")
-    seed = models.BigIntegerField(default=0, validators=_bounded(-INT64, INT64 - 1), help_text="seeds every draw of the study")
+    target_per_pair = models.PositiveIntegerField(
+        default=20, validators=_bounded(1, 1_000_000), help_text="comparisons wanted per configuration pair"
+    )
+    overlap_rate = models.FloatField(
+        default=0.05,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="share of items shown to a second annotator",
+    )
+    seed = models.BigIntegerField(
+        default=0, validators=_bounded(-INT64, INT64 - 1), help_text="seeds every draw of the study"
+    )
     include_gate_failed = models.BooleanField(default=True, verbose_name="include gate-failed artifacts")
     require_reason_decisive = models.BooleanField(default=False, verbose_name="require a reason for decisive votes")
-    min_dwell_ms = models.PositiveIntegerField(default=3000, validators=_bounded(0), verbose_name="minimum dwell (ms)",
-                                               help_text="votes made faster than this are stored but not counted")
-    lease_seconds = models.PositiveIntegerField(default=900, validators=_bounded(30, 7 * 24 * 3600),
-                                                help_text="how long an item stays with an annotator before it returns to the pool")
-    quota_per_annotator = models.PositiveIntegerField(default=50, validators=_bounded(1, 1_000_000), verbose_name="items per annotator",
-                                                      help_text="items in one annotator's session (N of 'k of N')")
+    min_dwell_ms = models.PositiveIntegerField(
+        default=3000,
+        validators=_bounded(0),
+        verbose_name="minimum dwell (ms)",
+        help_text="votes made faster than this are stored but not counted",
+    )
+    lease_seconds = models.PositiveIntegerField(
+        default=900,
+        validators=_bounded(30, 7 * 24 * 3600),
+        help_text="how long an item stays with an annotator before it returns to the pool",
+    )
+    quota_per_annotator = models.PositiveIntegerField(
+        default=50,
+        validators=_bounded(1, 1_000_000),
+        verbose_name="items per annotator",
+        help_text="items in one annotator's session (N of 'k of N')",
+    )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
     # What the materialised pool (Item rows, StudyPair / StudyFigure counters) was built from; "" = not built yet.
     pool_signature = models.CharField(max_length=200, blank=True, default="", editable=False)
@@ -64,21 +80,39 @@ class Item(models.Model):
     is_overlap = models.BooleanField(default=False, help_text="served to more than one annotator on purpose")
     created_at = models.DateTimeField(auto_now_add=True)
     # The pool: one Item per (pair, figure) with both artifacts, materialised by services.study_pool_sync.
-    in_pool = models.BooleanField(default=False, help_text="eligible as a fresh item (pair and figure belong to the study)")
-    rank = models.CharField(max_length=64, blank=True, default="", help_text="seeded tie-breaker among figures of the pair")
+    in_pool = models.BooleanField(
+        default=False, help_text="eligible as a fresh item (pair and figure belong to the study)"
+    )
+    rank = models.CharField(
+        max_length=64, blank=True, default="", help_text="seeded tie-breaker among figures of the pair"
+    )
     # Counters kept by the services in the same transaction as the lease / vote they count.
     open_count = models.PositiveIntegerField(default=0, help_text="open leases")
     submitted_count = models.PositiveIntegerField(default=0, help_text="submitted leases")
     votes = models.PositiveIntegerField(default=0, help_text="current counted votes")
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["study", "figure", "config_x", "config_y"], name="one_item_per_study_figure_pair")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "figure", "config_x", "config_y"], name="one_item_per_study_figure_pair"
+            )
+        ]
         indexes = [
             models.Index(fields=["study", "config_x", "config_y"]),
-            models.Index(fields=["study", "config_x", "config_y"], condition=models.Q(in_pool=True, open_count=0, submitted_count=0),
-                         name="annotation_item_free"),
-            models.Index(fields=["study", "votes", "rank"], condition=models.Q(votes__gte=1, open_count=0), name="annotation_item_voted_idle"),
+            models.Index(
+                fields=["study", "config_x", "config_y"],
+                condition=models.Q(in_pool=True, open_count=0, submitted_count=0),
+                name="annotation_item_free",
+            ),
+            models.Index(
+                fields=["study", "votes", "rank"],
+                condition=models.Q(votes__gte=1, open_count=0),
+                name="annotation_item_voted_idle",
+            ),
         ]
+
+    def __str__(self) -> str:
+        return f"item {self.pk} of study {self.study_id}"
 
 
 class StudyPair(models.Model):
@@ -94,7 +128,12 @@ class StudyPair(models.Model):
     y_left = models.PositiveIntegerField(default=0, help_text="live leases showing y on the left")
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["study", "config_x", "config_y"], name="one_counter_per_study_pair")]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "config_x", "config_y"], name="one_counter_per_study_pair")
+        ]
+
+    def __str__(self) -> str:
+        return f"pair {self.config_x_id}/{self.config_y_id} of study {self.study_id}"
 
 
 class StudyFigure(models.Model):
@@ -106,6 +145,9 @@ class StudyFigure(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["study", "figure"], name="one_counter_per_study_figure")]
+
+    def __str__(self) -> str:
+        return f"figure {self.figure_id} of study {self.study_id}"
 
 
 class Lease(models.Model):
@@ -137,8 +179,13 @@ class Lease(models.Model):
         indexes = [models.Index(fields=["study", "state"]), models.Index(fields=["annotator", "state"])]
         constraints = [
             # An annotator holds at most one open lease per study (two tabs asking at once get the same item).
-            models.UniqueConstraint(fields=["study", "annotator"], condition=models.Q(state="open"), name="one_open_lease_per_annotator"),
+            models.UniqueConstraint(
+                fields=["study", "annotator"], condition=models.Q(state="open"), name="one_open_lease_per_annotator"
+            ),
         ]
+
+    def __str__(self) -> str:
+        return f"lease {self.pk} ({self.state})"
 
 
 class Comparison(models.Model):
@@ -154,7 +201,9 @@ class Comparison(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="comparisons")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="comparisons")
     lease = models.ForeignKey(Lease, on_delete=models.PROTECT, null=True, blank=True, related_name="comparisons")
-    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="comparisons")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="comparisons"
+    )
     annotator_name = models.CharField(max_length=150, help_text="username, or the name given by an imported row")
     # Display order: A was shown on the left.
     artifact_a = models.ForeignKey("agents.Artifact", on_delete=models.PROTECT, related_name="+")
@@ -166,7 +215,9 @@ class Comparison(models.Model):
     decision_ms = models.PositiveIntegerField(null=True)
     counted = models.BooleanField(default=True, help_text="dwell reached the study's minimum")
     withdrawn = models.BooleanField(default=False, help_text="an undo record: the vote it supersedes is withdrawn")
-    supersedes = models.OneToOneField("self", on_delete=models.PROTECT, null=True, blank=True, related_name="superseded_by")
+    supersedes = models.OneToOneField(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="superseded_by"
+    )
     superseded = models.BooleanField(default=False)
     imported = models.BooleanField(default=False)
     created_at = models.DateTimeField()
@@ -180,6 +231,11 @@ class Comparison(models.Model):
         ordering = ["created_at", "pk"]
         constraints = [
             # A lease yields one original vote; everything after it supersedes.
-            models.UniqueConstraint(fields=["lease"], condition=models.Q(supersedes__isnull=True), name="one_original_vote_per_lease"),
+            models.UniqueConstraint(
+                fields=["lease"], condition=models.Q(supersedes__isnull=True), name="one_original_vote_per_lease"
+            ),
         ]
         indexes = [models.Index(fields=["study", "superseded", "withdrawn", "counted"])]
+
+    def __str__(self) -> str:
+        return self.comparison_id

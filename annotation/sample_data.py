@@ -1,5 +1,6 @@
 """`make run` sample: a small comparison study over the sample agents, with the sample annotator assigned, so
 /annotate/ shows real renderings at once and /coordinate/ has a study to watch."""
+
 from __future__ import annotations
 
 SAMPLE_STUDY = "sample"
@@ -19,8 +20,13 @@ def load_sample_study() -> str:
     if len(slugs) < 2:
         return ""
     study = services.study_create(
-        name=SAMPLE_STUDY, configurations=slugs, description="Sample study over the sample agents (make run).",
-        target_per_pair=6, overlap_rate=0.2, min_dwell_ms=1500, quota_per_annotator=20,
+        name=SAMPLE_STUDY,
+        configurations=slugs,
+        description="Sample study over the sample agents (make run).",
+        target_per_pair=6,
+        overlap_rate=0.2,
+        min_dwell_ms=1500,
+        quota_per_annotator=20,
     )
     annotators = get_user_model().objects.filter(username="annotator")
     services.study_annotators_set(study=study, users=annotators)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import itertools
 import json
 import statistics
 from dataclasses import dataclass
@@ -12,7 +11,20 @@ from dataclasses import dataclass
 import pandas as pd
 from django.core.cache import cache
 from django.core.files.storage import default_storage
-from django.db.models import BigIntegerField, ExpressionWrapper, CharField, Count, Exists, F, Func, OuterRef, Q, QuerySet, Subquery, Sum, Value
+from django.db.models import (
+    BigIntegerField,
+    Count,
+    Exists,
+    ExpressionWrapper,
+    F,
+    Func,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+)
 from django.db.models.functions import Coalesce, Mod
 from django.urls import reverse
 from django.utils import timezone
@@ -100,8 +112,12 @@ def _set_fingerprint(through, key, name: str) -> dict:
     k = mod(key)
     terms = {"n": Count("pk"), "s1": mod(total(k)), "s2": mod(total(mod(k * k))), "s3": mod(total(mod(mod(k * k) * k)))}
     rows = through.objects.filter(study_id=OuterRef("pk")).order_by().values("study_id")
-    return {f"sig_{name}_{t}": Coalesce(Subquery(rows.annotate(v=term).values("v")[:1]), Value(0), output_field=BigIntegerField())
-            for t, term in terms.items()}
+    return {
+        f"sig_{name}_{t}": Coalesce(
+            Subquery(rows.annotate(v=term).values("v")[:1]), Value(0), output_field=BigIntegerField()
+        )
+        for t, term in terms.items()
+    }
 
 
 def _pool_signature() -> dict:
@@ -109,11 +125,17 @@ def _pool_signature() -> dict:
     (ids, and each id with its position: moving configurations changes the pairs' x / y order), its figures (ids)
     and the newest artifact. Cheap: index reads over the study's link tables."""
     configurations, figures = Study.configurations.through, Study.figures.through
-    placed = ExpressionWrapper(Mod(F("configuration_id"), Value(SIGNATURE_PRIME)) * Value(1000003) + F("configuration__position"),
-                               output_field=BigIntegerField())
-    return {"sig_seed": F("seed"), **_set_fingerprint(configurations, F("configuration_id"), "configurations"),
-            **_set_fingerprint(configurations, placed, "placed"), **_set_fingerprint(figures, F("figure_id"), "figures"),
-            "sig_artifact": agent_selectors.artifact_newest_id_expression()}
+    placed = ExpressionWrapper(
+        Mod(F("configuration_id"), Value(SIGNATURE_PRIME)) * Value(1000003) + F("configuration__position"),
+        output_field=BigIntegerField(),
+    )
+    return {
+        "sig_seed": F("seed"),
+        **_set_fingerprint(configurations, F("configuration_id"), "configurations"),
+        **_set_fingerprint(configurations, placed, "placed"),
+        **_set_fingerprint(figures, F("figure_id"), "figures"),
+        "sig_artifact": agent_selectors.artifact_newest_id_expression(),
+    }
 
 
 _SIGNATURE_PARTS = tuple(_pool_signature())
@@ -151,7 +173,10 @@ def study_for_annotator(*, user) -> StudyState | None:
     """The first active study the annotator is assigned to (then paused ones, so they see why), with its state, so
     that the engine need not read it again."""
     studies = _with_state(Study.objects.filter(annotators=user).exclude(status=Study.Status.CLOSED))
-    found = studies.filter(status=Study.Status.ACTIVE).order_by("created_at").first() or studies.order_by("created_at").first()
+    found = (
+        studies.filter(status=Study.Status.ACTIVE).order_by("created_at").first()
+        or studies.order_by("created_at").first()
+    )
     return _state(found) if found is not None else None
 
 
@@ -272,12 +297,31 @@ def _pair_kinds(slugs: list[str]) -> dict[frozenset, str]:
 def comparisons_frame(*, study: str | None = None) -> pd.DataFrame:
     """Current (not superseded, not withdrawn, counted) votes as battle rows (DESIGN 5) plus artifact ids and matchup."""
     resolved = study_resolve(study=study)
-    rows = list(_current(resolved).filter(counted=True).order_by("created_at", "pk").values_list(
-        "comparison_id", "study__name", "item__figure__task_id", "annotator_name", "artifact_a__configuration__slug",
-        "artifact_b__configuration__slug", "left_config__slug", "outcome", "reason", "created_at", "dwell_ms",
-        "render_sha256_a", "render_sha256_b", "audit_sha256_a", "audit_sha256_b",
-        "artifact_a_id", "artifact_b_id", "decision_ms",
-    ))
+    rows = list(
+        _current(resolved)
+        .filter(counted=True)
+        .order_by("created_at", "pk")
+        .values_list(
+            "comparison_id",
+            "study__name",
+            "item__figure__task_id",
+            "annotator_name",
+            "artifact_a__configuration__slug",
+            "artifact_b__configuration__slug",
+            "left_config__slug",
+            "outcome",
+            "reason",
+            "created_at",
+            "dwell_ms",
+            "render_sha256_a",
+            "render_sha256_b",
+            "audit_sha256_a",
+            "audit_sha256_b",
+            "artifact_a_id",
+            "artifact_b_id",
+            "decision_ms",
+        )
+    )
     kinds = _pair_kinds([c.slug for c in study_configurations(resolved)])
     out = []
     for r in rows:

@@ -1,4 +1,5 @@
 """Celery tasks of the annotation app (thin: call a service; idempotent)."""
+
 from celery import shared_task
 
 

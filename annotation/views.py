@@ -1,4 +1,5 @@
 """Pages: the blinded comparison screen, its per-lease images, the coordinator's studies and dashboard."""
+
 import re
 
 from django import forms
@@ -10,10 +11,10 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views.generic import TemplateView, View
 
 from agents import selectors as agent_selectors
-from corpus import selectors as corpus_selectors
 from core.errors import AppError
 from core.permissions import RoleRequiredMixin
 from core.roles import ANNOTATOR, COORDINATOR, RESEARCHER, user_has_role
+from corpus import selectors as corpus_selectors
 
 from . import selectors, services
 from .models import Lease, Study
@@ -51,12 +52,22 @@ class StudyForm(forms.ModelForm):
     """The study's settings come from the model (defaults, limits, labels, help): one place."""
 
     configurations = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
-    figure_fields = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple, label="source fields",
-                                              help_text="none ticked: every field")
-    figures = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3, "placeholder": "task ids, one per line"}),
-                              label="figures", help_text="empty: every figure of the corpus")
-    figure_sample = forms.IntegerField(required=False, min_value=1, max_value=10_000_000, label="sample size",
-                                       help_text="a seeded sample of this many of the chosen figures (a pilot); empty: all")
+    figure_fields = forms.MultipleChoiceField(
+        required=False, widget=forms.CheckboxSelectMultiple, label="source fields", help_text="none ticked: every field"
+    )
+    figures = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "task ids, one per line"}),
+        label="figures",
+        help_text="empty: every figure of the corpus",
+    )
+    figure_sample = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=10_000_000,
+        label="sample size",
+        help_text="a seeded sample of this many of the chosen figures (a pilot); empty: all",
+    )
 
     class Meta:
         model = Study
@@ -120,8 +131,13 @@ class StudyDashboardView(RoleRequiredMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         study = get_object_or_404(Study, name=self.kwargs["name"])
         assigned = set(study.annotators.values_list("pk", flat=True))
-        context.update(study=study, board=selectors.study_dashboard(study=study), invite_form=InviteForm(),
-                       users=[(u, u.pk in assigned) for u in annotator_users()], statuses=Study.Status.values)
+        context.update(
+            study=study,
+            board=selectors.study_dashboard(study=study),
+            invite_form=InviteForm(),
+            users=[(u, u.pk in assigned) for u in annotator_users()],
+            statuses=Study.Status.values,
+        )
         return context
 
     def post(self, request, name: str):
@@ -152,7 +168,10 @@ class StudyDashboardView(RoleRequiredMixin, TemplateView):
                 name = invitation.user.get_username()
                 if invitation.set_password_path:
                     link = request.build_absolute_uri(invitation.set_password_path)
-                    messages.success(request, f"{name} is invited to {study.name}. Send them this one-time link to choose a password: {link}")
+                    messages.success(
+                        request,
+                        f"{name} is invited to {study.name}. Send them this one-time link to choose a password: {link}",
+                    )
                 else:
                     messages.success(request, f"{name} already has an account and is now assigned to {study.name}.")
         return redirect("annotation:study-dashboard", name=study.name)

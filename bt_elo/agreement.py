@@ -250,7 +250,16 @@ def inter_annotator_agreement(labels: pd.DataFrame) -> pd.DataFrame:
             kappa, kind = _two_rater_cohen(rated), "cohen"
         else:
             kappa, kind = _fleiss(counts), "fleiss"
-        rows.append({"raters": raters, "items": len(items), "annotators": people, "raw_agreement": raw, "kappa": kappa, "kappa_type": kind})
+        rows.append(
+            {
+                "raters": raters,
+                "items": len(items),
+                "annotators": people,
+                "raw_agreement": raw,
+                "kappa": kappa,
+                "kappa_type": kind,
+            }
+        )
     return pd.DataFrame(rows, columns=IAA_COLUMNS)
 
 

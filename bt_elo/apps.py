@@ -19,12 +19,46 @@ class BtEloConfig(AppConfig):
         s = LazySelectors()
 
         sjr = ("study", "judge", "run")
-        register_table("elo", s.elo_table, title="Bradley–Terry Elo with 95 % cluster-bootstrap CIs (Table 16)", parameters=sjr)
-        register_table("rank-probabilities", s.rank_probability_table, title="Bootstrap distribution of ranks", parameters=("study",))
-        register_table("win-rates", s.win_rate_table, title="Win rate of row over column (ties half) and votes per cell", parameters=("study",))
-        register_table("agreement-margin", s.agreement_margin_table, title="Judge–human direction agreement by |margin| (Tables 6, 17, 19)", parameters=sjr)
-        register_table("agreement-3class", s.agreement_3class_table, title="Three-class agreement and Cohen's κ", parameters=sjr)
-        register_table("agreement-matchup", s.agreement_matchup_table, title="Agreement on within- vs across-pair comparisons", parameters=sjr)
+        register_table(
+            "elo", s.elo_table, title="Bradley–Terry Elo with 95 % cluster-bootstrap CIs (Table 16)", parameters=sjr
+        )
+        register_table(
+            "rank-probabilities",
+            s.rank_probability_table,
+            title="Bootstrap distribution of ranks",
+            parameters=("study",),
+        )
+        register_table(
+            "win-rates",
+            s.win_rate_table,
+            title="Win rate of row over column (ties half) and votes per cell",
+            parameters=("study",),
+        )
+        register_table(
+            "agreement-margin",
+            s.agreement_margin_table,
+            title="Judge–human direction agreement by |margin| (Tables 6, 17, 19)",
+            parameters=sjr,
+        )
+        register_table(
+            "agreement-3class", s.agreement_3class_table, title="Three-class agreement and Cohen's κ", parameters=sjr
+        )
+        register_table(
+            "agreement-matchup",
+            s.agreement_matchup_table,
+            title="Agreement on within- vs across-pair comparisons",
+            parameters=sjr,
+        )
         register_table("iaa", s.iaa_table, title="Human–human agreement on overlap items", parameters=("study",))
-        register_table("weight-sensitivity", s.weight_sensitivity_table, title="Rubric-weight sensitivity (Table 21)", parameters=("study", "judge"))
-        register_table("weight-sensitivity-effects", s.weight_sensitivity_effects_table, title="Paired effects under each weight vector", parameters=("study", "judge"))
+        register_table(
+            "weight-sensitivity",
+            s.weight_sensitivity_table,
+            title="Rubric-weight sensitivity (Table 21)",
+            parameters=("study", "judge"),
+        )
+        register_table(
+            "weight-sensitivity-effects",
+            s.weight_sensitivity_effects_table,
+            title="Paired effects under each weight vector",
+            parameters=("study", "judge"),
+        )

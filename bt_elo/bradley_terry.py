@@ -210,9 +210,7 @@ def graph_diagnostics(w: np.ndarray, configurations: tuple[str, ...]) -> GraphDi
     has_played = played.any(axis=1)
     undefeated = tuple(configurations[i] for i in range(k) if has_played[i] and not beats[:, i].any())
     winless = tuple(configurations[i] for i in range(k) if has_played[i] and not beats[i, :].any())
-    never = tuple(
-        (configurations[i], configurations[j]) for i in range(k) for j in range(i + 1, k) if not played[i, j]
-    )
+    never = tuple((configurations[i], configurations[j]) for i in range(k) for j in range(i + 1, k) if not played[i, j])
     return GraphDiagnostics(
         connected=bool(n_components == 1 and k > 0),
         undefeated=undefeated,
@@ -321,7 +319,9 @@ def _batched_fit(w: np.ndarray, alpha: np.ndarray, start: np.ndarray | None = No
         off = nn * sig * np.transpose(sig, (0, 2, 1))
         lap = -off
         lap[:, eye] = off.sum(axis=2)
-        prior = (a * k * k)[:, None, None] * (p[:, :, None] * np.where(eye, 1.0, 0.0)[None] - p[:, :, None] * p[:, None, :])
+        prior = (a * k * k)[:, None, None] * (
+            p[:, :, None] * np.where(eye, 1.0, 0.0)[None] - p[:, :, None] * p[:, None, :]
+        )
         step = np.linalg.solve(lap + prior + ones[None], grad[:, :, None])[:, :, 0]
         # Backtracking: halve the step of any replicate whose objective would drop.
         t = np.ones(idx.size)

@@ -1,4 +1,5 @@
 """Plots drawn from the same DataFrames as the tables. Pure (matplotlib, no Django)."""
+
 from __future__ import annotations
 
 import io
@@ -33,7 +34,11 @@ def elo_plot(elo: pd.DataFrame, configurations: pd.DataFrame, fmt: str = "png") 
     """Elo with 95 % CI bars; direct and specialized of each (model, harness) side by side (paper Fig. 5)."""
     if elo.empty:
         return _empty("No human comparisons yet", fmt)
-    meta = configurations.set_index("configuration") if "configuration" in configurations else configurations.set_index("slug")
+    meta = (
+        configurations.set_index("configuration")
+        if "configuration" in configurations
+        else configurations.set_index("slug")
+    )
     frame = elo.join(meta[["model", "harness", "workflow", "label"]], on="configuration")
     frame["group"] = frame["model"].fillna(frame["configuration"]) + " · " + frame["harness"].fillna("")
     order = frame.groupby("group")["elo"].max().sort_values(ascending=False).index.tolist()
@@ -45,7 +50,9 @@ def elo_plot(elo: pd.DataFrame, configurations: pd.DataFrame, fmt: str = "png") 
         part = frame[frame["workflow"].fillna("") == workflow].set_index("group").reindex(order)
         x = np.arange(len(order)) + (w_index - (len(workflows) - 1) / 2) * width
         err = np.vstack([part["elo"] - part["ci_low"], part["ci_high"] - part["elo"]])
-        axis.errorbar(x, part["elo"], yerr=err, fmt="o", capsize=4, color=colours[w_index % len(colours)], label=workflow or "—")
+        axis.errorbar(
+            x, part["elo"], yerr=err, fmt="o", capsize=4, color=colours[w_index % len(colours)], label=workflow or "—"
+        )
     axis.axhline(1000, color="#999", lw=0.8, ls="--")
     axis.set_xticks(np.arange(len(order)), order, rotation=20, ha="right")
     axis.set_ylabel("Bradley–Terry Elo (95 % cluster-bootstrap CI)")
@@ -99,10 +106,24 @@ def paired_effects_plot(effects: pd.DataFrame, fmt: str = "png") -> bytes:
     if effects.empty:
         return _empty("No paired effects yet", fmt)
     frame = effects.copy()
-    frame["name"] = frame["model"] + " · " + frame["harness"] + " · " + frame["judge"].astype(str) + " run " + frame["run"].astype(str)
+    frame["name"] = (
+        frame["model"]
+        + " · "
+        + frame["harness"]
+        + " · "
+        + frame["judge"].astype(str)
+        + " run "
+        + frame["run"].astype(str)
+    )
     figure, axis = plt.subplots(figsize=(7, max(2.5, 0.35 * len(frame))))
     y = np.arange(len(frame))
-    axis.errorbar(frame["delta"], y, xerr=np.vstack([frame["delta"] - frame["ci_low"], frame["ci_high"] - frame["delta"]]), fmt="o", capsize=3)
+    axis.errorbar(
+        frame["delta"],
+        y,
+        xerr=np.vstack([frame["delta"] - frame["ci_low"], frame["ci_high"] - frame["delta"]]),
+        fmt="o",
+        capsize=3,
+    )
     axis.axvline(0, color="#999", lw=0.8)
     axis.set_yticks(y, frame["name"])
     axis.set_xlabel("Δ specialized − direct (points, 95 % paired bootstrap CI)")
@@ -119,7 +140,10 @@ def judge_runs_plot(runs: pd.DataFrame, fmt: str = "png") -> bytes:
     x = np.arange(len(runs))
     for offset, column in enumerate(run_columns):
         axis.plot(x + (offset - (len(run_columns) - 1) / 2) * 0.12, runs[column], "o", label=column.replace("_", " "))
-    labels = [f"{c}\nICC {icc:.2f}" if np.isfinite(icc) else c for c, icc in zip(runs["configuration"] + " · " + runs["judge"].astype(str), runs["icc_2_1"])]
+    labels = [
+        f"{c}\nICC {icc:.2f}" if np.isfinite(icc) else c
+        for c, icc in zip(runs["configuration"] + " · " + runs["judge"].astype(str), runs["icc_2_1"])
+    ]
     axis.set_xticks(x, labels, rotation=25, ha="right", fontsize=8)
     axis.set_ylabel("configuration mean score")
     axis.set_title("Judge run agreement: configuration means per run")

@@ -5,13 +5,12 @@ The only place that reads both annotation and scoring (DESIGN: bt_elo joins them
 
 from __future__ import annotations
 
-from core.errors import AppError, Invalid
-
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
 from annotation import selectors as annotation_selectors
+from core.errors import AppError, Invalid
 from corpus.protocol import (
     AGREEMENT_BOOTSTRAP_RESAMPLES,
     AGREEMENT_BOOTSTRAP_SEED,

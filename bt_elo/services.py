@@ -1,4 +1,5 @@
 """Writes of bt_elo: the cached live leaderboard."""
+
 from __future__ import annotations
 
 import time
@@ -20,8 +21,13 @@ def leaderboard_refresh(*, study: str | None) -> dict:
     payload = {
         "computed_at": time.time(),
         "rows": [
-            {"configuration": r.configuration, "elo": round(float(r.elo), 1), "ci_low": round(float(r.ci_low), 1),
-             "ci_high": round(float(r.ci_high), 1), "n": int(r.n)}
+            {
+                "configuration": r.configuration,
+                "elo": round(float(r.elo), 1),
+                "ci_low": round(float(r.ci_low), 1),
+                "ci_high": round(float(r.ci_high), 1),
+                "n": int(r.n),
+            }
             for r in table.itertuples()
         ],
         "regularisation": table["regularisation"].iloc[0] if len(table) else "none",

@@ -1,5 +1,4 @@
 import time
-from core.errors import AppError
 from urllib.parse import urlencode
 
 from django.core.cache import cache
@@ -9,6 +8,7 @@ from django.utils.html import format_html
 from django.views.generic import TemplateView, View
 
 from agents import selectors as agent_selectors
+from core.errors import AppError
 from core.permissions import RoleRequiredMixin
 from core.roles import COORDINATOR, RESEARCHER
 from core.tables import TABLES, frame_html, table_frame

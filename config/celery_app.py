@@ -1,4 +1,5 @@
 """The one Celery app. Tasks carry explicit names and are routed to `render`, `judge`, `analysis`."""
+
 import os
 
 from celery import Celery

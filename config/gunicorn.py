@@ -3,6 +3,7 @@
 docker/start-web.sh serves production with this file, and tests/benchmarks/test_annotation_bench.py measures the
 annotator API under the very same server, so what is benchmarked is what is deployed.
 """
+
 import multiprocessing
 import os
 

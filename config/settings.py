@@ -101,7 +101,9 @@ if PRODUCTION:
     if not DATABASE_URL:
         refuse("DATABASE_URL must point at PostgreSQL (postgres://user:pass@host:5432/name).")
     if not DATABASE_URL.startswith(("postgres://", "postgresql://", "pgsql://")):
-        refuse(f"DATABASE_URL must be PostgreSQL; SQLite and others are refused (got {DATABASE_URL.split(':', 1)[0]!r}).")
+        refuse(
+            f"DATABASE_URL must be PostgreSQL; SQLite and others are refused (got {DATABASE_URL.split(':', 1)[0]!r})."
+        )
 SQLITE_OPTIONS = {"timeout": 30, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}

@@ -1,4 +1,5 @@
 """The kernel's API: the table export endpoint, and the one exception handler every API answers errors through."""
+
 from __future__ import annotations
 
 import logging

@@ -1,7 +1,7 @@
 """The one application error type. Services raise it; the API's exception handler (core.api) and the page views turn
 it into an HTTP answer, so domain code never names a status code twice."""
-from __future__ import annotations
 
+from __future__ import annotations
 
 # What any unexpected failure answers: generic on purpose (no detail can leak an identity to an annotator).
 INTERNAL_ERROR = "The server could not complete this request. Reload the page to continue; your earlier votes are kept."

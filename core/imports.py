@@ -5,6 +5,7 @@ writes it and says whether it was new. A bad row becomes `FILE:LINE field: reaso
 after it are kept. Progress is one convention: `progress(n)` is called with the number of physical lines each row took,
 so a command's bar (core.management.progress) and the API's logs count the same thing.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
@@ -49,8 +50,13 @@ class ImportReport:
         return f"{self.total} {self.noun}: {self.created} imported, {self.unchanged} already stored, {len(self.rejected)} rejected{noted}"
 
 
-def import_rows(*, rows: Iterable[SourceRow], store: Callable[[dict, int], bool], report: ImportReport,
-                progress: Progress | None = None) -> ImportReport:
+def import_rows(
+    *,
+    rows: Iterable[SourceRow],
+    store: Callable[[dict, int], bool],
+    report: ImportReport,
+    progress: Progress | None = None,
+) -> ImportReport:
     """Store each row in its own transaction: `store(values, line)` returns True when it wrote a new row, False when
     the row was stored already, and raises RowError to refuse it. What the database refuses (a value out of its
     range, say) is a row error too; warnings a refused row left are dropped with it."""
@@ -66,7 +72,11 @@ def import_rows(*, rows: Iterable[SourceRow], store: Callable[[dict, int], bool]
                 report.reject(row.line, error.field, error.reason)
                 del report.warnings[noted:]
             except DatabaseError as error:
-                report.reject(row.line, "row", f"refused by the database ({str(error).splitlines()[0] if str(error) else type(error).__name__})")
+                report.reject(
+                    row.line,
+                    "row",
+                    f"refused by the database ({str(error).splitlines()[0] if str(error) else type(error).__name__})",
+                )
                 del report.warnings[noted:]
             else:
                 report.created += int(created)
@@ -76,8 +86,15 @@ def import_rows(*, rows: Iterable[SourceRow], store: Callable[[dict, int], bool]
     return report
 
 
-def import_batches(*, rows: Iterable[SourceRow], validate: Callable[[dict, int], object | None], write: Callable[[list], None],
-                   report: ImportReport, progress: Progress | None = None, batch_size: int = 1000) -> ImportReport:
+def import_batches(
+    *,
+    rows: Iterable[SourceRow],
+    validate: Callable[[dict, int], object | None],
+    write: Callable[[list], None],
+    report: ImportReport,
+    progress: Progress | None = None,
+    batch_size: int = 1000,
+) -> ImportReport:
     """Validate rows one by one and write them in bulk: `validate(values, line)` returns what to write, None for a row
     stored already, or raises RowError. A batch the database refuses as a whole is written again row by row, so the
     refused row is named and the others are kept. `validate` must see the rows validated before it (a batch not yet
@@ -98,7 +115,11 @@ def import_batches(*, rows: Iterable[SourceRow], validate: Callable[[dict, int],
                         write([value])
                     report.created += 1
                 except DatabaseError as error:
-                    report.reject(line, "row", f"refused by the database ({str(error).splitlines()[0] if str(error) else type(error).__name__})")
+                    report.reject(
+                        line,
+                        "row",
+                        f"refused by the database ({str(error).splitlines()[0] if str(error) else type(error).__name__})",
+                    )
         pending.clear()
 
     for row in rows:

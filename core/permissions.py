@@ -1,4 +1,5 @@
 """Role checks shared by every app's API and pages."""
+
 from django.contrib.auth.mixins import AccessMixin
 from rest_framework.permissions import BasePermission
 

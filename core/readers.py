@@ -5,6 +5,7 @@ not be read, naming the line and field. Nothing a file contains stops the readin
 NUL characters, over-long lines or fields, non-finite numbers, duplicate keys or columns and unbalanced quotes are row
 errors. Only a file that is not UTF-8 text at all (UTF-16 / UTF-32) is refused as a whole, with one message.
 """
+
 from __future__ import annotations
 
 import csv
@@ -20,7 +21,12 @@ MAX_FIELD_CHARS = 1024 * 1024  # one CSV field
 MAX_RECORD_LINES = 200  # a quoted CSV field spanning more lines than this is an unbalanced quote
 MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 
-_WIDE_BOMS = ((b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe\x00\x00", "UTF-32"), (b"\xfe\xff", "UTF-16"), (b"\xff\xfe", "UTF-16"))
+_WIDE_BOMS = (
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\xfe\xff", "UTF-16"),
+    (b"\xff\xfe", "UTF-16"),
+)
 _UTF8_BOM = b"\xef\xbb\xbf"
 _BAD = "\ufffd"  # stands in for an undecodable byte or a NUL while a CSV record is parsed
 
@@ -62,7 +68,9 @@ def _decode(raw: bytes) -> tuple[str, str]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        return raw.decode("utf-8", errors="replace"), f"not UTF-8: byte 0x{raw[error.start]:02x} at column {error.start + 1}"
+        return raw.decode(
+            "utf-8", errors="replace"
+        ), f"not UTF-8: byte 0x{raw[error.start]:02x} at column {error.start + 1}"
     if "\x00" in text:
         return text, f"contains a NUL character at column {text.index(chr(0)) + 1}"
     return text, ""
@@ -86,7 +94,7 @@ class _PhysicalLines:
             self.first = False
             _check_encoding(raw)
             if raw.startswith(_UTF8_BOM):
-                raw = raw[len(_UTF8_BOM):]
+                raw = raw[len(_UTF8_BOM) :]
         self.number += 1
         if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
             while (more := self.handle.readline(MAX_LINE_BYTES)) and not more.endswith(b"\n"):
@@ -231,15 +239,20 @@ def _csv_records(lines: _PhysicalLines, header: list[str]) -> Iterator[SourceRow
             # Read again from the next line: a quote that never closes must not swallow the rows after it.
             lines.push_back(taken[1:])
             reader = csv.reader(lines, strict=True)
-            reason = ("a quoted field opened on this line never closes" if "EOF" in error or "end of data" in error or error == "unbalanced quote"
-                      else f"badly quoted field ({error})")
+            reason = (
+                "a quoted field opened on this line never closes"
+                if "EOF" in error or "end of data" in error or error == "unbalanced quote"
+                else f"badly quoted field ({error})"
+            )
             yield SourceRow(start, None, "line", reason)
             continue
         if not any(f.strip() for f in fields):
             continue
         problems = [p for _, _, p in taken if p]
         if len(fields) != len(header):
-            yield SourceRow(start, None, "line", f"{len(fields)} fields where the header has {len(header)}", lines=len(taken))
+            yield SourceRow(
+                start, None, "line", f"{len(fields)} fields where the header has {len(header)}", lines=len(taken)
+            )
             continue
         row = dict(zip(header, fields))
         if problems:

@@ -1,4 +1,5 @@
 """The three study roles, as Django groups. Staff and superusers may do everything."""
+
 from django.contrib.auth.models import Group, Permission
 
 ANNOTATOR = "annotator"

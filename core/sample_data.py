@@ -2,10 +2,11 @@
 
 The order is a number, not registration order, so app loading order never decides what is loaded first.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 # Orders used by the apps: the corpus and artifacts first, then what refers to them.
 ORDER_ARTIFACTS = 10

@@ -1,4 +1,5 @@
 """Every write of the kernel: accounts with a study role, and invitations."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -60,7 +61,11 @@ def user_invite(*, username: str, role: str, email: str = "") -> Invitation:
         user.groups.add(Group.objects.get(name=role))
     if user.has_usable_password():
         return Invitation(user=user, created=created, set_password_path=None)
-    path = reverse("password-set", kwargs={"uidb64": urlsafe_base64_encode(force_bytes(user.pk)), "token": default_token_generator.make_token(user)})
+    path = reverse(
+        "password-set",
+        kwargs={
+            "uidb64": urlsafe_base64_encode(force_bytes(user.pk)),
+            "token": default_token_generator.make_token(user),
+        },
+    )
     return Invitation(user=user, created=created, set_password_path=path)
-
-

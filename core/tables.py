@@ -3,12 +3,13 @@
 Each app registers its selectors (name → callable returning a DataFrame) from its AppConfig.ready();
 `manage.py export`, `/api/tables/<name>/` and the results pages all read from here.
 """
+
 from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -33,7 +34,9 @@ class TableError(NotFound):
     """An unknown table name."""
 
 
-def register_table(name: str, selector: Callable[..., pd.DataFrame], *, title: str, parameters: tuple[str, ...] = ()) -> None:
+def register_table(
+    name: str, selector: Callable[..., pd.DataFrame], *, title: str, parameters: tuple[str, ...] = ()
+) -> None:
     TABLES[name] = Table(name=name, selector=selector, title=title, parameters=parameters)
 
 
@@ -71,4 +74,6 @@ def render_table(frame: pd.DataFrame, fmt: str, *, name: str = "") -> str:
 
 def frame_html(frame: pd.DataFrame, *, decimals: int = 3) -> str:
     """A table for the pages: floats rounded, missing values as an en dash."""
-    return frame.to_html(index=False, classes="data", float_format=lambda v: f"{v:.{decimals}f}", na_rep="–", escape=True)
+    return frame.to_html(
+        index=False, classes="data", float_format=lambda v: f"{v:.{decimals}f}", na_rep="–", escape=True
+    )

@@ -3,8 +3,9 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
 from rest_framework.views import APIView
 
-from . import selectors
 from core.permissions import IsStaffResearcher
+
+from . import selectors
 
 
 class FigureOutputSerializer(serializers.Serializer):
@@ -46,7 +47,9 @@ class FigureListApi(generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self):
-        return selectors.figure_list(field=self.request.query_params.get("field"), search=self.request.query_params.get("search"))
+        return selectors.figure_list(
+            field=self.request.query_params.get("field"), search=self.request.query_params.get("search")
+        )
 
 
 class FigureDetailApi(generics.RetrieveAPIView):

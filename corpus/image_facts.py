@@ -1,4 +1,5 @@
 """Facts about an image file read from its header (Pillow opens lazily; no full decode). Pure."""
+
 from __future__ import annotations
 
 import hashlib

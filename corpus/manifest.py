@@ -1,4 +1,5 @@
 """Parse and check one line of a corpus manifest (DESIGN 1, the ORBIT provenance record). Pure."""
+
 from __future__ import annotations
 
 import re
@@ -10,9 +11,24 @@ from core.readers import RowError, parse_json_object
 __all__ = ["MANIFEST_FIELDS", "ManifestRow", "RowError", "parse_manifest_line", "parse_manifest_record"]
 
 MANIFEST_FIELDS: tuple[str, ...] = (
-    "task_id", "arxiv_id", "arxiv_version", "title", "authors", "abs_url", "pdf_url", "source_url",
-    "license", "license_url", "caption", "label", "source_path", "sha256", "selection_score",
-    "selection_evidence", "field", "image",
+    "task_id",
+    "arxiv_id",
+    "arxiv_version",
+    "title",
+    "authors",
+    "abs_url",
+    "pdf_url",
+    "source_url",
+    "license",
+    "license_url",
+    "caption",
+    "label",
+    "source_path",
+    "sha256",
+    "selection_score",
+    "selection_evidence",
+    "field",
+    "image",
 )
 # Present in every row but allowed to be empty: not every figure has a label or a licence URL.
 MAY_BE_EMPTY: frozenset[str] = frozenset({"license_url", "caption", "label"})

@@ -5,7 +5,13 @@ Pure: no Django. Every app reads these from here, never from a literal.
 
 # REFERENCE 3 — rubric axes and their maxima; Q = T + S + L + E + V.
 RUBRIC_AXES: tuple[str, ...] = ("text", "semantic_structure", "layout", "editability", "visual_detail")
-RUBRIC_MAXIMA: dict[str, int] = {"text": 20, "semantic_structure": 30, "layout": 15, "editability": 25, "visual_detail": 10}
+RUBRIC_MAXIMA: dict[str, int] = {
+    "text": 20,
+    "semantic_structure": 30,
+    "layout": 15,
+    "editability": 25,
+    "visual_detail": 10,
+}
 
 # REFERENCE 3 — flattening cap: one picture covering >= 85 % of the canvas with few native objects.
 FLATTEN_PICTURE_SHARE = 0.85

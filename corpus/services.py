@@ -1,12 +1,11 @@
 """Every write to the corpus app: figure import, role users."""
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import transaction
@@ -30,7 +29,9 @@ def _check_against_stored(existing: Figure, values: dict) -> None:
         if name == "image":
             continue
         if getattr(existing, name) != values[name]:
-            raise RowError(name, f"differs from the stored record of {existing.task_id}; a re-import never changes a stored figure")
+            raise RowError(
+                name, f"differs from the stored record of {existing.task_id}; a re-import never changes a stored figure"
+            )
 
 
 def figure_import_row(*, record: dict, images_dir: Path, fields: frozenset[str]) -> bool:
@@ -80,12 +81,18 @@ def figure_import_row(*, record: dict, images_dir: Path, fields: frozenset[str])
     return True
 
 
-def corpus_import(*, manifest: Path, images_dir: Path, extra_fields: Iterable[str] = (), progress: Progress | None = None) -> ImportReport:
+def corpus_import(
+    *, manifest: Path, images_dir: Path, extra_fields: Iterable[str] = (), progress: Progress | None = None
+) -> ImportReport:
     """Stream a JSON Lines manifest; bad rows are reported as FILE:LINE field: reason and skipped."""
     fields = frozenset(DEFAULT_FIELDS) | frozenset(extra_fields)
     report = ImportReport(source=str(manifest))
-    return import_rows(rows=read_jsonl(manifest), store=lambda record, _line: figure_import_row(record=record, images_dir=images_dir, fields=fields),
-                       report=report, progress=progress)
+    return import_rows(
+        rows=read_jsonl(manifest),
+        store=lambda record, _line: figure_import_row(record=record, images_dir=images_dir, fields=fields),
+        report=report,
+        progress=progress,
+    )
 
 
 THUMBNAIL_LONG_EDGE = 320

@@ -3,9 +3,10 @@ from django.http import FileResponse
 from django.shortcuts import get_object_or_404
 from django.views.generic import DetailView, ListView, TemplateView, View
 
-from . import selectors, services
 from core.permissions import RoleRequiredMixin
 from core.tables import TABLES, frame_html, table_frame
+
+from . import selectors, services
 
 
 class FigureListView(RoleRequiredMixin, ListView):
@@ -36,7 +37,9 @@ class FigureImageView(RoleRequiredMixin, View):
     def get(self, request, task_id: str):
         figure = get_object_or_404(selectors.figure_list(), task_id=task_id)
         if request.GET.get("size") == "thumb":
-            return FileResponse(default_storage.open(services.figure_thumbnail_ensure(figure=figure), "rb"), content_type="image/png")
+            return FileResponse(
+                default_storage.open(services.figure_thumbnail_ensure(figure=figure), "rb"), content_type="image/png"
+            )
         content_type = "image/png" if figure.image_format == "PNG" else "image/jpeg"
         return FileResponse(figure.image.open("rb"), content_type=content_type)
 

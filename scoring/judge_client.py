@@ -22,17 +22,19 @@ import hashlib
 import os
 import random
 import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable, Iterable, Literal
+from typing import Literal
 
 import openai
 
 from scoring.rubric import JudgeReply, JudgeReplyError, Rubric, prompt_hash, validate_reply
 
 Protocol = Literal["responses", "chat"]
-AttemptStatus = Literal["ok", "invalid_reply", "rate_limited", "server_error", "timeout",
-                        "connection_error", "client_error"]
+AttemptStatus = Literal[
+    "ok", "invalid_reply", "rate_limited", "server_error", "timeout", "connection_error", "client_error"
+]
 IMAGE_MIMES = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
 IMAGE_DETAIL = "high"  # figures carry small labels; low detail would hide them
 _ERROR_BODY_LIMIT = 500
@@ -146,8 +148,14 @@ def _status_error_text(exc: openai.APIStatusError) -> str:
 
 
 class JudgeClient:
-    def __init__(self, settings: JudgeSettings, rubric: Rubric, *,
-                 sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None):
+    def __init__(
+        self,
+        settings: JudgeSettings,
+        rubric: Rubric,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+    ):
         self.settings = settings
         self.rubric = rubric
         self._sleep = sleep
@@ -177,33 +185,34 @@ class JudgeClient:
             return self._outcome(None, "", failed.error, attempts, 0, 0, 0, digest)
 
         request = self._request(inputs)
-        with openai.OpenAI(base_url=self.settings.base_url, api_key=api_key,
-                           timeout=self.settings.timeout_seconds, max_retries=0) as client:
+        with openai.OpenAI(
+            base_url=self.settings.base_url, api_key=api_key, timeout=self.settings.timeout_seconds, max_retries=0
+        ) as client:
             for number in range(1, self.settings.max_attempts + 1):
                 started = time.monotonic()
                 try:
                     raw, used_in, used_out, used_total = self._call(client, request)
                 except _AttemptFailed as failed:
-                    attempts.append(Attempt(number, failed.status, failed.error, "",
-                                            time.monotonic() - started))
+                    attempts.append(Attempt(number, failed.status, failed.error, "", time.monotonic() - started))
                     if failed.status == "client_error" or number == self.settings.max_attempts:
                         break
                     self._sleep(self._backoff(number, failed.retry_after))
                     continue
-                tokens_in, tokens_out, tokens_total = (tokens_in + used_in, tokens_out + used_out,
-                                                       tokens_total + used_total)
+                tokens_in, tokens_out, tokens_total = (
+                    tokens_in + used_in,
+                    tokens_out + used_out,
+                    tokens_total + used_total,
+                )
                 last_raw = raw
                 try:
                     reply = validate_reply(raw, self.rubric)
                 except JudgeReplyError as exc:
-                    attempts.append(Attempt(number, "invalid_reply", str(exc), raw,
-                                            time.monotonic() - started))
+                    attempts.append(Attempt(number, "invalid_reply", str(exc), raw, time.monotonic() - started))
                     continue  # a malformed reply is not load: ask again at once
                 attempts.append(Attempt(number, "ok", "", raw, time.monotonic() - started))
                 return self._outcome(reply, raw, "", attempts, tokens_in, tokens_out, tokens_total, digest)
 
-        return self._outcome(None, last_raw, attempts[-1].error, attempts, tokens_in, tokens_out,
-                             tokens_total, digest)
+        return self._outcome(None, last_raw, attempts[-1].error, attempts, tokens_in, tokens_out, tokens_total, digest)
 
     def judge_many(self, inputs: Iterable[JudgeInputs]) -> list[JudgeOutcome]:
         """Judge several artifacts with ``settings.concurrency`` threads; results keep input order."""
@@ -230,14 +239,23 @@ class JudgeClient:
                 "model": s.model,
                 "input": [
                     {"role": "system", "content": [{"type": "input_text", "text": rubric.system_prompt}]},
-                    {"role": "user", "content": [
-                        {"type": "input_text", "text": user_text},
-                        {"type": "input_image", "image_url": source_url, "detail": IMAGE_DETAIL},
-                        {"type": "input_image", "image_url": render_url, "detail": IMAGE_DETAIL},
-                    ]},
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "input_text", "text": user_text},
+                            {"type": "input_image", "image_url": source_url, "detail": IMAGE_DETAIL},
+                            {"type": "input_image", "image_url": render_url, "detail": IMAGE_DETAIL},
+                        ],
+                    },
                 ],
-                "text": {"format": {"type": "json_schema", "name": rubric.reply_schema_name,
-                                    "schema": rubric.reply_schema, "strict": True}},
+                "text": {
+                    "format": {
+                        "type": "json_schema",
+                        "name": rubric.reply_schema_name,
+                        "schema": rubric.reply_schema,
+                        "strict": True,
+                    }
+                },
             }
             if s.reasoning_effort is not None:
                 request["reasoning"] = {"effort": s.reasoning_effort}
@@ -246,14 +264,19 @@ class JudgeClient:
                 "model": s.model,
                 "messages": [
                     {"role": "system", "content": rubric.system_prompt},
-                    {"role": "user", "content": [
-                        {"type": "text", "text": user_text},
-                        {"type": "image_url", "image_url": {"url": source_url, "detail": IMAGE_DETAIL}},
-                        {"type": "image_url", "image_url": {"url": render_url, "detail": IMAGE_DETAIL}},
-                    ]},
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "text", "text": user_text},
+                            {"type": "image_url", "image_url": {"url": source_url, "detail": IMAGE_DETAIL}},
+                            {"type": "image_url", "image_url": {"url": render_url, "detail": IMAGE_DETAIL}},
+                        ],
+                    },
                 ],
-                "response_format": {"type": "json_schema", "json_schema": {
-                    "name": rubric.reply_schema_name, "schema": rubric.reply_schema, "strict": True}},
+                "response_format": {
+                    "type": "json_schema",
+                    "json_schema": {"name": rubric.reply_schema_name, "schema": rubric.reply_schema, "strict": True},
+                },
             }
             if s.reasoning_effort is not None:
                 request["reasoning_effort"] = s.reasoning_effort
@@ -307,8 +330,13 @@ class JudgeClient:
         if s.price_input_per_mtok is not None and s.price_output_per_mtok is not None:
             cost = (tokens_in * s.price_input_per_mtok + tokens_out * s.price_output_per_mtok) / 1_000_000
         return JudgeOutcome(
-            ok=reply is not None, reply=reply, raw_reply=raw, error=error, attempts=tuple(attempts),
-            usage=Usage(tokens_in, tokens_out, tokens_total, cost), prompt_hash=digest,
+            ok=reply is not None,
+            reply=reply,
+            raw_reply=raw,
+            error=error,
+            attempts=tuple(attempts),
+            usage=Usage(tokens_in, tokens_out, tokens_total, cost),
+            prompt_hash=digest,
         )
 
 

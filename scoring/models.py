@@ -1,7 +1,6 @@
 from django.db import models
 
 
-
 class JudgeRun(models.Model):
     """One pass of one judge model over the artifacts: (judge, run) is unique."""
 
@@ -64,6 +63,9 @@ class JudgeRecord(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["artifact", "judge_run"], name="one_record_per_artifact_run")]
 
+    def __str__(self) -> str:
+        return f"record of artifact {self.artifact_id} in run {self.judge_run_id}"
+
 
 class PptbenchScore(models.Model):
     """A row of PPTBench's published scores.csv (its tasks are PPTBench's, not this corpus's)."""
@@ -81,3 +83,6 @@ class PptbenchScore(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["configuration", "task_id"], name="one_pptbench_score_per_task")]
+
+    def __str__(self) -> str:
+        return f"{self.task_id} ({self.configuration_id})"

@@ -114,8 +114,9 @@ def load_rubric(version: str = DEFAULT_RUBRIC_VERSION) -> Rubric:
 
 def _check_rubric(rubric: Rubric, name: str) -> None:
     if rubric.user_prompt_template.count(rubric.object_summary_placeholder) != 1:
-        raise RubricError(f"{name}: the user prompt template needs the placeholder "
-                          f"{rubric.object_summary_placeholder} exactly once")
+        raise RubricError(
+            f"{name}: the user prompt template needs the placeholder {rubric.object_summary_placeholder} exactly once"
+        )
     if not _SCHEMA_NAME_RE.match(rubric.reply_schema_name):
         raise RubricError(f"{name}: reply_schema_name must match {_SCHEMA_NAME_RE.pattern}")
     _check_strict(rubric.reply_schema, "reply_schema", name)
@@ -144,6 +145,7 @@ def _check_strict(schema: dict, where: str, name: str) -> None:
 
 
 # --- reply validation -----------------------------------------------------------------------------
+
 
 def _reject_constant(token: str) -> float:
     raise ValueError(f"non-finite number {token}")
@@ -230,8 +232,7 @@ def validate_reply(text: str, rubric: Rubric) -> JudgeReply:
     )
 
 
-def prompt_hash(rubric: Rubric, *, source_sha256: str, render_sha256: str, object_summary: dict,
-                model: str) -> str:
+def prompt_hash(rubric: Rubric, *, source_sha256: str, render_sha256: str, object_summary: dict, model: str) -> str:
     """SHA-256 (hex) of canonical JSON over the exact prompt text, the reply schema and the inputs.
 
     Two judgements with the same hash saw the same prompt, images and model; any change to the

@@ -1,4 +1,5 @@
 """Every read of the scoring app, and the automated-score tables."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,8 +13,21 @@ from . import pptbench, stats
 from .models import JudgeRecord, JudgeRun, PptbenchScore
 
 SCORE_COLUMNS = [
-    "artifact_id", "configuration", "model", "harness", "workflow", "task_id", "field", "judge", "judge_family", "run",
-    "gate_passed", "cap", "quality", "score", *RUBRIC_AXES,
+    "artifact_id",
+    "configuration",
+    "model",
+    "harness",
+    "workflow",
+    "task_id",
+    "field",
+    "judge",
+    "judge_family",
+    "run",
+    "gate_passed",
+    "cap",
+    "quality",
+    "score",
+    *RUBRIC_AXES,
 ]
 
 
@@ -26,13 +40,21 @@ def judge_run_summary() -> pd.DataFrame:
     rows = []
     for judge_run in judge_run_list():
         records = JudgeRecord.objects.filter(judge_run=judge_run)
-        rows.append({
-            "judge": judge_run.judge, "family": judge_run.family, "run": judge_run.run, "status": judge_run.status,
-            "rubric_version": judge_run.rubric_version, "ok": records.filter(status="ok").count(),
-            "failed": records.filter(status="failed").count(),
-            "cost_usd": float(sum(r or 0 for r in records.values_list("cost_usd", flat=True))),
-        })
-    return pd.DataFrame(rows, columns=["judge", "family", "run", "status", "rubric_version", "ok", "failed", "cost_usd"])
+        rows.append(
+            {
+                "judge": judge_run.judge,
+                "family": judge_run.family,
+                "run": judge_run.run,
+                "status": judge_run.status,
+                "rubric_version": judge_run.rubric_version,
+                "ok": records.filter(status="ok").count(),
+                "failed": records.filter(status="failed").count(),
+                "cost_usd": float(sum(r or 0 for r in records.values_list("cost_usd", flat=True))),
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["judge", "family", "run", "status", "rubric_version", "ok", "failed", "cost_usd"]
+    )
 
 
 def artifact_frame() -> pd.DataFrame:
@@ -47,9 +69,15 @@ def scores_frame(*, judge: str | None = None) -> pd.DataFrame:
         # No judge run yet: an empty frame whose numbers are numbers, so every table is empty rather than an error.
         numeric = ["cap", "quality", "score", *RUBRIC_AXES]
         return pd.DataFrame([], columns=SCORE_COLUMNS).astype({c: float for c in numeric if c in SCORE_COLUMNS})
-    run_frame = pd.DataFrame([(r.id, r.judge, r.family, r.run) for r in runs], columns=["judge_run_id", "judge", "judge_family", "run"])
+    run_frame = pd.DataFrame(
+        [(r.id, r.judge, r.family, r.run) for r in runs], columns=["judge_run_id", "judge", "judge_family", "run"]
+    )
     records = pd.DataFrame(
-        list(JudgeRecord.objects.filter(judge_run__in=runs, status=JudgeRecord.Status.OK).values_list("artifact_id", "judge_run_id", "score", *RUBRIC_AXES)),
+        list(
+            JudgeRecord.objects.filter(judge_run__in=runs, status=JudgeRecord.Status.OK).values_list(
+                "artifact_id", "judge_run_id", "score", *RUBRIC_AXES
+            )
+        ),
         columns=["artifact_id", "judge_run_id", "quality", *RUBRIC_AXES],
     )
     frame = artifacts.merge(run_frame, how="cross").merge(records, on=["artifact_id", "judge_run_id"], how="left")
@@ -109,11 +137,32 @@ def final_scores_table(*, judge: str | None = None, run: str | None = None) -> p
 
 def pptbench_frame() -> pd.DataFrame:
     rows = PptbenchScore.objects.values_list(
-        "task_id", "configuration__slug", "majority_gate", "gate_count", "layout_score", "text_score",
-        "local_graphics_score", "total_score", "issue_count", "single_round_issue_count",
+        "task_id",
+        "configuration__slug",
+        "majority_gate",
+        "gate_count",
+        "layout_score",
+        "text_score",
+        "local_graphics_score",
+        "total_score",
+        "issue_count",
+        "single_round_issue_count",
     )
-    return pd.DataFrame(list(rows), columns=["task_id", "candidate_id", "majority_gate", "gate_count", "layout_score", "text_score",
-                                             "local_graphics_score", "total_score", "issue_count", "single_round_issue_count"])
+    return pd.DataFrame(
+        list(rows),
+        columns=[
+            "task_id",
+            "candidate_id",
+            "majority_gate",
+            "gate_count",
+            "layout_score",
+            "text_score",
+            "local_graphics_score",
+            "total_score",
+            "issue_count",
+            "single_round_issue_count",
+        ],
+    )
 
 
 def pptbench_leaderboard_table() -> pd.DataFrame:

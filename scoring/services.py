@@ -1,13 +1,12 @@
 """Every write of the scoring app: judge runs and records, imports of outside scores."""
+
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Callable, Sequence
-
-from django.db import transaction
 
 from agents import selectors as agent_selectors
 from agents import services as agent_services
@@ -20,8 +19,17 @@ from .models import JudgeRecord, JudgeRun, PptbenchScore
 from .rubric import JudgeReplyError, load_rubric, validate_reply
 
 JUDGE_RECORD_FIELDS: tuple[str, ...] = (
-    "task_id", "configuration", "judge", "judge_family", "run", "subscores", "score",
-    "major_errors", "minor_errors", "editability_assessment", "reason",
+    "task_id",
+    "configuration",
+    "judge",
+    "judge_family",
+    "run",
+    "subscores",
+    "score",
+    "major_errors",
+    "minor_errors",
+    "editability_assessment",
+    "reason",
 )
 IMPORTED_RUBRIC = "imported"
 MAX_RUN = 1000
@@ -32,12 +40,28 @@ class JudgeRunConflict(ValueError):
     pass
 
 
-def judge_run_ensure(*, judge: str, family: str, run: int, rubric_version: str, protocol: str = "", base_url: str = "",
-                     reasoning_effort: str = "", temperature: float | None = None) -> JudgeRun:
+def judge_run_ensure(
+    *,
+    judge: str,
+    family: str,
+    run: int,
+    rubric_version: str,
+    protocol: str = "",
+    base_url: str = "",
+    reasoning_effort: str = "",
+    temperature: float | None = None,
+) -> JudgeRun:
     judge_run, created = JudgeRun.objects.get_or_create(
-        judge=judge, run=run,
-        defaults=dict(family=family, rubric_version=rubric_version, protocol=protocol, base_url=base_url,
-                      reasoning_effort=reasoning_effort or "", temperature=temperature),
+        judge=judge,
+        run=run,
+        defaults=dict(
+            family=family,
+            rubric_version=rubric_version,
+            protocol=protocol,
+            base_url=base_url,
+            reasoning_effort=reasoning_effort or "",
+            temperature=temperature,
+        ),
     )
     if not created and judge_run.family != family:
         raise JudgeRunConflict(f"judge {judge} run {run} is stored under family {judge_run.family!r}, not {family!r}")
@@ -52,8 +76,13 @@ def judge_run_set_status(*, judge_run: JudgeRun, status: str) -> JudgeRun:
 
 def _reply_fields(reply) -> dict:
     values = {axis: float(reply.subscores[axis]) for axis in RUBRIC_AXES}
-    values.update(score=float(reply.score), major_errors=list(reply.major_errors), minor_errors=list(reply.minor_errors),
-                  editability_assessment=reply.editability_assessment, reason=reply.reason)
+    values.update(
+        score=float(reply.score),
+        major_errors=list(reply.major_errors),
+        minor_errors=list(reply.minor_errors),
+        editability_assessment=reply.editability_assessment,
+        reason=reply.reason,
+    )
     return values
 
 
@@ -61,9 +90,15 @@ def judge_record_store(*, artifact, judge_run: JudgeRun, outcome: JudgeOutcome, 
     """Store an outcome; a failure is a `failed` record with the raw reply, never a zero score."""
     values = dict(
         status=JudgeRecord.Status.OK if outcome.ok else JudgeRecord.Status.FAILED,
-        raw_reply=outcome.raw_reply, error=outcome.error, attempts=[asdict(a) for a in outcome.attempts],
-        input_tokens=outcome.usage.input_tokens, output_tokens=outcome.usage.output_tokens, cost_usd=outcome.usage.cost_usd,
-        prompt_hash=outcome.prompt_hash, rubric_version=rubric_version, source="judged",
+        raw_reply=outcome.raw_reply,
+        error=outcome.error,
+        attempts=[asdict(a) for a in outcome.attempts],
+        input_tokens=outcome.usage.input_tokens,
+        output_tokens=outcome.usage.output_tokens,
+        cost_usd=outcome.usage.cost_usd,
+        prompt_hash=outcome.prompt_hash,
+        rubric_version=rubric_version,
+        source="judged",
     )
     if outcome.ok:
         values.update(_reply_fields(outcome.reply))
@@ -80,7 +115,9 @@ def judge_inputs_for(artifact) -> JudgeInputs:
     with artifact.render_png.open("rb") as handle:
         rendering = handle.read()
     mime = "image/png" if figure.image_format == "PNG" else "image/jpeg"
-    return JudgeInputs(source_png=source, source_mime=mime, render_png=rendering, object_summary=artifact.audit_summary or {})
+    return JudgeInputs(
+        source_png=source, source_mime=mime, render_png=rendering, object_summary=artifact.audit_summary or {}
+    )
 
 
 def artifacts_to_judge(*, judge_run: JudgeRun, configuration: str | None = None, limit: int | None = None) -> list:
@@ -93,7 +130,9 @@ def artifacts_to_judge(*, judge_run: JudgeRun, configuration: str | None = None,
     return list(artifacts[:limit] if limit else artifacts)
 
 
-def judge_artifact(*, artifact, judge_run: JudgeRun, settings: JudgeSettings, rubric_version: str) -> JudgeRecord | None:
+def judge_artifact(
+    *, artifact, judge_run: JudgeRun, settings: JudgeSettings, rubric_version: str
+) -> JudgeRecord | None:
     judge_run.refresh_from_db(fields=["status"])
     if judge_run.status == JudgeRun.Status.PAUSED:
         return None
@@ -105,8 +144,14 @@ def judge_artifact(*, artifact, judge_run: JudgeRun, settings: JudgeSettings, ru
     return judge_record_store(artifact=artifact, judge_run=judge_run, outcome=outcome, rubric_version=rubric_version)
 
 
-def judge_artifacts(*, artifacts: Sequence, judge_run: JudgeRun, settings: JudgeSettings, rubric_version: str,
-                    on_done: Callable[[JudgeRecord], None] | None = None) -> tuple[int, int]:
+def judge_artifacts(
+    *,
+    artifacts: Sequence,
+    judge_run: JudgeRun,
+    settings: JudgeSettings,
+    rubric_version: str,
+    on_done: Callable[[JudgeRecord], None] | None = None,
+) -> tuple[int, int]:
     """Judge with `settings.concurrency` parallel calls; stops early when the run is paused."""
     rubric = load_rubric(rubric_version)
     client = make_client(settings, rubric)
@@ -115,10 +160,12 @@ def judge_artifacts(*, artifacts: Sequence, judge_run: JudgeRun, settings: Judge
         judge_run.refresh_from_db(fields=["status"])
         if judge_run.status == JudgeRun.Status.PAUSED:
             break
-        batch = artifacts[start:start + settings.concurrency]
+        batch = artifacts[start : start + settings.concurrency]
         outcomes = client.judge_many([judge_inputs_for(a) for a in batch])
         for artifact, outcome in zip(batch, outcomes):
-            record = judge_record_store(artifact=artifact, judge_run=judge_run, outcome=outcome, rubric_version=rubric_version)
+            record = judge_record_store(
+                artifact=artifact, judge_run=judge_run, outcome=outcome, rubric_version=rubric_version
+            )
             ok, failed = ok + outcome.ok, failed + (not outcome.ok)
             if on_done:
                 on_done(record)
@@ -140,15 +187,22 @@ class _RecordImport:
         key = (judge, run)
         if key not in self.runs:
             try:
-                self.runs[key] = judge_run_ensure(judge=judge, family=family, run=run, rubric_version=IMPORTED_RUBRIC, protocol="imported")
+                self.runs[key] = judge_run_ensure(
+                    judge=judge, family=family, run=run, rubric_version=IMPORTED_RUBRIC, protocol="imported"
+                )
             except JudgeRunConflict as error:
                 raise RowError("judge_family", str(error)) from error
             self.stored[self.runs[key].pk] = {
-                artifact_id: (status, pk, (score, *axes)) for artifact_id, status, pk, score, *axes in
-                JudgeRecord.objects.filter(judge_run=self.runs[key]).values_list("artifact_id", "status", "pk", "score", *RUBRIC_AXES)}
+                artifact_id: (status, pk, (score, *axes))
+                for artifact_id, status, pk, score, *axes in JudgeRecord.objects.filter(
+                    judge_run=self.runs[key]
+                ).values_list("artifact_id", "status", "pk", "score", *RUBRIC_AXES)
+            }
         judge_run = self.runs[key]
         if judge_run.family != family:
-            raise RowError("judge_family", f"judge {judge} run {run} is stored under family {judge_run.family!r}, not {family!r}")
+            raise RowError(
+                "judge_family", f"judge {judge} run {run} is stored under family {judge_run.family!r}, not {family!r}"
+            )
         return judge_run
 
     def validate(self, record: dict, _line: int):
@@ -164,17 +218,29 @@ class _RecordImport:
         run = record["run"]
         if isinstance(run, bool) or not isinstance(run, int) or not 1 <= run <= MAX_RUN:
             raise RowError("run", f"expected a run number 1, 2, 3 … (at most {MAX_RUN})")
-        reply_text = json.dumps({k: record[k] for k in ("score", "subscores", "major_errors", "minor_errors", "editability_assessment", "reason")})
+        reply_text = json.dumps(
+            {
+                k: record[k]
+                for k in ("score", "subscores", "major_errors", "minor_errors", "editability_assessment", "reason")
+            }
+        )
         try:
             reply = validate_reply(reply_text, self.rubric)
         except JudgeReplyError as error:
             raise RowError(error.field, error.reason) from error
         artifact_id = self.artifacts.get((record["configuration"], record["task_id"]))
         if artifact_id is None:
-            raise RowError("task_id", f"no artifact of configuration {record['configuration']!r} for task {record['task_id']!r}")
+            raise RowError(
+                "task_id", f"no artifact of configuration {record['configuration']!r} for task {record['task_id']!r}"
+            )
         judge_run = self.judge_run(record["judge"], record["judge_family"], run)
-        values = dict(status=JudgeRecord.Status.OK, rubric_version=judge_run.rubric_version, source="imported", raw_reply=reply_text,
-                      **_reply_fields(reply))
+        values = dict(
+            status=JudgeRecord.Status.OK,
+            rubric_version=judge_run.rubric_version,
+            source="imported",
+            raw_reply=reply_text,
+            **_reply_fields(reply),
+        )
         key = (judge_run.pk, artifact_id)
         if key in self.seen:
             raise RowError("task_id", f"a second record for this artifact in {judge_run} in the same file")
@@ -186,7 +252,9 @@ class _RecordImport:
             if status == JudgeRecord.Status.OK:
                 if numbers == tuple(values[k] for k in ("score", *RUBRIC_AXES)):
                     return None
-                raise RowError("score", f"a different record for this artifact in {judge_run} is already stored; it is kept")
+                raise RowError(
+                    "score", f"a different record for this artifact in {judge_run} is already stored; it is kept"
+                )
             replaces = pk  # a failed record of the built-in judge gives way to an imported score
         return replaces, JudgeRecord(artifact_id=artifact_id, judge_run=judge_run, **values)
 
@@ -196,16 +264,28 @@ class _RecordImport:
         JudgeRecord.objects.bulk_create([record for _, record in batch])
 
 
-def judge_records_import(*, path: Path, rubric_version: str = "refig-v1", progress: Progress | None = None) -> ImportReport:
+def judge_records_import(
+    *, path: Path, rubric_version: str = "refig-v1", progress: Progress | None = None
+) -> ImportReport:
     """Judge records in the DESIGN 3 shape; bad lines are reported as FILE:LINE field: reason."""
     records = _RecordImport(load_rubric(rubric_version))
     report = ImportReport(source=str(path), noun="records")
-    return import_batches(rows=read_jsonl(path), validate=records.validate, write=records.write, report=report, progress=progress)
+    return import_batches(
+        rows=read_jsonl(path), validate=records.validate, write=records.write, report=report, progress=progress
+    )
 
 
 PPTBENCH_COLUMNS: tuple[str, ...] = (
-    "task_id", "candidate_id", "majority_gate", "gate_count", "layout_score", "text_score",
-    "local_graphics_score", "total_score", "issue_count", "single_round_issue_count",
+    "task_id",
+    "candidate_id",
+    "majority_gate",
+    "gate_count",
+    "layout_score",
+    "text_score",
+    "local_graphics_score",
+    "total_score",
+    "issue_count",
+    "single_round_issue_count",
 )
 
 
@@ -224,10 +304,14 @@ def _pptbench_row(row: dict) -> dict:
     if "__" not in row["candidate_id"]:
         raise RowError("candidate_id", f"expected <model>__<effort>, got {row['candidate_id']!r}")
     return dict(
-        majority_gate=row["majority_gate"] == "True", gate_count=number("gate_count", int),
-        layout_score=number("layout_score"), text_score=number("text_score"),
-        local_graphics_score=number("local_graphics_score"), total_score=number("total_score"),
-        issue_count=number("issue_count", int), single_round_issue_count=number("single_round_issue_count", int),
+        majority_gate=row["majority_gate"] == "True",
+        gate_count=number("gate_count", int),
+        layout_score=number("layout_score"),
+        text_score=number("text_score"),
+        local_graphics_score=number("local_graphics_score"),
+        total_score=number("total_score"),
+        issue_count=number("issue_count", int),
+        single_round_issue_count=number("single_round_issue_count", int),
     )
 
 
@@ -250,11 +334,18 @@ def pptbench_scores_import(*, path: Path, progress: Progress | None = None) -> I
         seen.add((slug, task_id))
         if slug not in configurations:
             model, effort = slug.rsplit("__", 1)
-            configurations[slug] = agent_services.configuration_ensure_external(slug=slug, model=model, reasoning_effort=effort, suite="pptbench")
+            configurations[slug] = agent_services.configuration_ensure_external(
+                slug=slug, model=model, reasoning_effort=effort, suite="pptbench"
+            )
         return PptbenchScore(configuration=configurations[slug], task_id=task_id, **values)
 
-    return import_batches(rows=read_csv(path, required=PPTBENCH_COLUMNS), validate=validate,
-                          write=lambda batch: PptbenchScore.objects.bulk_create(batch), report=report, progress=progress)
+    return import_batches(
+        rows=read_csv(path, required=PPTBENCH_COLUMNS),
+        validate=validate,
+        write=lambda batch: PptbenchScore.objects.bulk_create(batch),
+        report=report,
+        progress=progress,
+    )
 
 
 def pptbench_selectors_keys():

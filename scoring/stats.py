@@ -31,9 +31,9 @@ Conventions shared by every table
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -57,28 +57,78 @@ _Q_LOW, _Q_HIGH = 100 * (1 - CI_LEVEL) / 2, 100 * (1 + CI_LEVEL) / 2
 TIE_TOLERANCE = 1e-9
 
 CONFIG_SCORES_COLUMNS = [
-    "configuration", "judge", "run", "n", "mean", "ci_low", "ci_high", "p25", "p50", "p75",
-    "share_ge_80", "share_lt_50", *AXES, "missing",
+    "configuration",
+    "judge",
+    "run",
+    "n",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "p25",
+    "p50",
+    "p75",
+    "share_ge_80",
+    "share_lt_50",
+    *AXES,
+    "missing",
 ]
 PAIRED_COLUMNS = [
-    "model", "harness", "judge", "run", "n", "delta", "ci_low", "ci_high",
-    "wins", "ties", "losses", *DELTA_AXES,
+    "model",
+    "harness",
+    "judge",
+    "run",
+    "n",
+    "delta",
+    "ci_low",
+    "ci_high",
+    "wins",
+    "ties",
+    "losses",
+    *DELTA_AXES,
 ]
 HARNESS_COLUMNS = [
-    "model", "workflow", "harness_a", "harness_b", "judge", "run", "n", "delta", "ci_low",
-    "ci_high", "wins", "ties", "losses",
+    "model",
+    "workflow",
+    "harness_a",
+    "harness_b",
+    "judge",
+    "run",
+    "n",
+    "delta",
+    "ci_low",
+    "ci_high",
+    "wins",
+    "ties",
+    "losses",
 ]
 DOMAIN_COLUMNS = ["field", "judge", "run", "tasks", "pooled_mean", "best_configuration", "best_mean"]
 AUDIT_COLUMNS = [
-    "configuration", "n", "share_any_picture", "share_largest_ge_85", "capped",
-    "share_no_connector", "median_text_boxes", "median_shapes", "median_connectors",
-    "share_s_lt_15", "share_final_lt_50",
+    "configuration",
+    "n",
+    "share_any_picture",
+    "share_largest_ge_85",
+    "capped",
+    "share_no_connector",
+    "median_text_boxes",
+    "median_shapes",
+    "median_connectors",
+    "share_s_lt_15",
+    "share_final_lt_50",
 ]
 SENSITIVITY_COLUMNS = [
-    "variant", *(f"w_{a}" for a in AXES), "spearman_default", "pearson_elo",
+    "variant",
+    *(f"w_{a}" for a in AXES),
+    "spearman_default",
+    "pearson_elo",
 ]
 SENSITIVITY_EFFECT_COLUMNS = [
-    "variant", "model", "harness", "delta", "ci_low", "ci_high", "ci_contains_zero",
+    "variant",
+    "model",
+    "harness",
+    "delta",
+    "ci_low",
+    "ci_high",
+    "ci_contains_zero",
     "sign_change_w_editability",
 ]
 # Semantic-structure credit below half its maximum (REFERENCE 4, structural audit).
@@ -88,6 +138,7 @@ S_HALF_CREDIT = RUBRIC_MAXIMA["semantic_structure"] / 2
 # --------------------------------------------------------------------------------------------
 # Final score and bootstrap primitives
 # --------------------------------------------------------------------------------------------
+
 
 def final_score(gate_passed, quality, cap):
     """s = g · min(Q, c), vectorised. A gate failure is 0 even without a judge record; a passed
@@ -104,8 +155,9 @@ def final_score(gate_passed, quality, cap):
 
 
 @lru_cache(maxsize=64)
-def bootstrap_indices(n: int, *, resamples: int = SCORE_BOOTSTRAP_RESAMPLES,
-                      seed: int = SCORE_BOOTSTRAP_SEED) -> np.ndarray:
+def bootstrap_indices(
+    n: int, *, resamples: int = SCORE_BOOTSTRAP_RESAMPLES, seed: int = SCORE_BOOTSTRAP_SEED
+) -> np.ndarray:
     """The (resamples × n) index matrix over the n sorted task ids of the input:
     ``np.random.default_rng(seed).integers(0, n, size=(resamples, n))``. Read-only, cached."""
     idx = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
@@ -129,8 +181,9 @@ def _task_universe(scores: pd.DataFrame) -> pd.Index:
     return pd.Index(np.sort(scores["task_id"].unique()))
 
 
-def _bootstrap_ci(frame: pd.DataFrame, keys: list[str], value: str, universe: pd.Index,
-                  resamples: int, seed: int) -> pd.DataFrame:
+def _bootstrap_ci(
+    frame: pd.DataFrame, keys: list[str], value: str, universe: pd.Index, resamples: int, seed: int
+) -> pd.DataFrame:
     """Percentile CI of the group mean for every group of ``frame`` at once.
 
     One resample draws ``len(universe)`` tasks with replacement (:func:`bootstrap_indices`); a
@@ -215,8 +268,10 @@ def _run_order(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 # config-scores
 # --------------------------------------------------------------------------------------------
 
-def config_scores(scores: pd.DataFrame, *, resamples: int = SCORE_BOOTSTRAP_RESAMPLES,
-                  seed: int = SCORE_BOOTSTRAP_SEED) -> pd.DataFrame:
+
+def config_scores(
+    scores: pd.DataFrame, *, resamples: int = SCORE_BOOTSTRAP_RESAMPLES, seed: int = SCORE_BOOTSTRAP_SEED
+) -> pd.DataFrame:
     """Per (configuration, judge, run) and per (configuration, judge) on the mean over runs:
     n (tasks with a record), mean with 95 % bootstrap CI over tasks, P25/P50/P75, share ≥ 80,
     share < 50, subscore means, and ``missing`` (records absent, excluded from the mean)."""
@@ -226,15 +281,17 @@ def config_scores(scores: pd.DataFrame, *, resamples: int = SCORE_BOOTSTRAP_RESA
     present = both[both["score"].notna()]
     g = present.groupby(keys, sort=False)
     s = g["score"]
-    table = pd.DataFrame({
-        "n": s.size(),
-        "mean": s.mean(),
-        "p25": s.quantile(0.25),
-        "p50": s.quantile(0.50),
-        "p75": s.quantile(0.75),
-        "share_ge_80": (present["score"] >= 80).groupby([present[k] for k in keys], sort=False).mean(),
-        "share_lt_50": (present["score"] < 50).groupby([present[k] for k in keys], sort=False).mean(),
-    })
+    table = pd.DataFrame(
+        {
+            "n": s.size(),
+            "mean": s.mean(),
+            "p25": s.quantile(0.25),
+            "p50": s.quantile(0.50),
+            "p75": s.quantile(0.75),
+            "share_ge_80": (present["score"] >= 80).groupby([present[k] for k in keys], sort=False).mean(),
+            "share_lt_50": (present["score"] < 50).groupby([present[k] for k in keys], sort=False).mean(),
+        }
+    )
     table = table.join(g[list(AXES)].mean())
     table = table.reindex(missing.index)
     table["missing"] = missing.astype(int)
@@ -250,6 +307,7 @@ def config_scores(scores: pd.DataFrame, *, resamples: int = SCORE_BOOTSTRAP_RESA
 # paired-effects and harness effects
 # --------------------------------------------------------------------------------------------
 
+
 def _pair(both: pd.DataFrame, group: list[str], side: str, a: str, b: str) -> pd.DataFrame:
     """Join side a and side b task by task within ``group`` (+ judge, run); diff = b − a."""
     cols = ["score", *AXES]
@@ -261,7 +319,8 @@ def _pair(both: pd.DataFrame, group: list[str], side: str, a: str, b: str) -> pd
         if dup.any():
             raise ValueError(
                 f"paired comparison is ambiguous: several configurations share {group + [side]} "
-                f"= {list(part.loc[dup, group].iloc[0])} / {a if name == 'a' else b}")
+                f"= {list(part.loc[dup, group].iloc[0])} / {a if name == 'a' else b}"
+            )
     merged = left.merge(right, on=on, how="outer", suffixes=("_a", "_b"))
     # Only comparisons where both sides exist at all (a workflow run in one harness only is no pair).
     gkeys = [merged[k] for k in on[:-1]]
@@ -274,20 +333,23 @@ def _pair(both: pd.DataFrame, group: list[str], side: str, a: str, b: str) -> pd
     return merged
 
 
-def _summarise_pairs(merged: pd.DataFrame, keys: list[str], universe: pd.Index,
-                     resamples: int, seed: int) -> pd.DataFrame:
+def _summarise_pairs(
+    merged: pd.DataFrame, keys: list[str], universe: pd.Index, resamples: int, seed: int
+) -> pd.DataFrame:
     paired_ok = merged["diff"].notna()
     unpaired = (~paired_ok).groupby([merged[k] for k in keys], sort=False).sum()
     present = merged[paired_ok]
     d = present["diff"]
     by = [present[k] for k in keys]
-    table = pd.DataFrame({
-        "n": d.groupby(by, sort=False).size(),
-        "delta": d.groupby(by, sort=False).mean(),
-        "wins": (d > TIE_TOLERANCE).groupby(by, sort=False).sum(),
-        "ties": (d.abs() <= TIE_TOLERANCE).groupby(by, sort=False).sum(),
-        "losses": (d < -TIE_TOLERANCE).groupby(by, sort=False).sum(),
-    })
+    table = pd.DataFrame(
+        {
+            "n": d.groupby(by, sort=False).size(),
+            "delta": d.groupby(by, sort=False).mean(),
+            "wins": (d > TIE_TOLERANCE).groupby(by, sort=False).sum(),
+            "ties": (d.abs() <= TIE_TOLERANCE).groupby(by, sort=False).sum(),
+            "losses": (d < -TIE_TOLERANCE).groupby(by, sort=False).sum(),
+        }
+    )
     table = table.join(present.groupby(keys, sort=False)[list(DELTA_AXES)].mean())
     table = table.reindex(unpaired.index)
     for c in ("n", "wins", "ties", "losses"):
@@ -298,9 +360,14 @@ def _summarise_pairs(merged: pd.DataFrame, keys: list[str], universe: pd.Index,
     return table.merge(cis, on=keys, how="left")
 
 
-def paired_effects(scores: pd.DataFrame, *, direct: str = "direct", specialized: str = "specialized",
-                   resamples: int = SCORE_BOOTSTRAP_RESAMPLES,
-                   seed: int = SCORE_BOOTSTRAP_SEED) -> pd.DataFrame:
+def paired_effects(
+    scores: pd.DataFrame,
+    *,
+    direct: str = "direct",
+    specialized: str = "specialized",
+    resamples: int = SCORE_BOOTSTRAP_RESAMPLES,
+    seed: int = SCORE_BOOTSTRAP_SEED,
+) -> pd.DataFrame:
     """Workflow effect per (model, harness, judge, run): Δ = mean over tasks of
     s(specialized) − s(direct) on tasks with a record on both sides (``unpaired`` counts the
     others), paired-bootstrap CI (one index draw applied to both sides = to the differences),
@@ -312,9 +379,13 @@ def paired_effects(scores: pd.DataFrame, *, direct: str = "direct", specialized:
     return _run_order(table[[*PAIRED_COLUMNS, "unpaired"]], keys)
 
 
-def harness_effects(scores: pd.DataFrame, *, harnesses: Sequence[str] | None = None,
-                    resamples: int = SCORE_BOOTSTRAP_RESAMPLES,
-                    seed: int = SCORE_BOOTSTRAP_SEED) -> pd.DataFrame:
+def harness_effects(
+    scores: pd.DataFrame,
+    *,
+    harnesses: Sequence[str] | None = None,
+    resamples: int = SCORE_BOOTSTRAP_RESAMPLES,
+    seed: int = SCORE_BOOTSTRAP_SEED,
+) -> pd.DataFrame:
     """Harness effect for every model run in two (or more) harnesses, within each workflow:
     Δ = s(harness_b) − s(harness_a), paired over tasks like :func:`paired_effects`. Harness
     order is ``harnesses`` if given, else alphabetical; every ordered pair a before b."""
@@ -322,10 +393,10 @@ def harness_effects(scores: pd.DataFrame, *, harnesses: Sequence[str] | None = N
     order = list(harnesses) if harnesses is not None else sorted(both["harness"].unique())
     rank = {h: i for i, h in enumerate(order)}
     parts = []
-    for model, sub in both.groupby("model", sort=True):
+    for _model, sub in both.groupby("model", sort=True):
         present = sorted((h for h in sub["harness"].unique() if h in rank), key=rank.get)
         for i, ha in enumerate(present):
-            for hb in present[i + 1:]:
+            for hb in present[i + 1 :]:
                 merged = _pair(sub, ["model", "workflow"], "harness", ha, hb)
                 if merged.empty:
                     continue
@@ -334,14 +405,14 @@ def harness_effects(scores: pd.DataFrame, *, harnesses: Sequence[str] | None = N
     if not parts:
         return pd.DataFrame(columns=[*HARNESS_COLUMNS, "unpaired"])
     keys = ["model", "workflow", "harness_a", "harness_b", "judge", "run"]
-    table = _summarise_pairs(pd.concat(parts, ignore_index=True), keys, _task_universe(scores),
-                             resamples, seed)
+    table = _summarise_pairs(pd.concat(parts, ignore_index=True), keys, _task_universe(scores), resamples, seed)
     return _run_order(table[[*HARNESS_COLUMNS, "unpaired"]], keys)
 
 
 # --------------------------------------------------------------------------------------------
 # domain scores, structural audit
 # --------------------------------------------------------------------------------------------
+
 
 def domain_scores(scores: pd.DataFrame) -> pd.DataFrame:
     """Per (field, judge, run): tasks in the field, pooled mean over all configurations' scored
@@ -352,8 +423,9 @@ def domain_scores(scores: pd.DataFrame) -> pd.DataFrame:
     present = both[both["score"].notna()]
     pooled = present.groupby(keys, sort=False)["score"].mean().rename("pooled_mean")
     per_config = present.groupby([*keys, "configuration"], sort=True)["score"].mean().reset_index()
-    per_config = per_config.sort_values([*keys, "score", "configuration"],
-                                        ascending=[True] * len(keys) + [False, True], kind="stable")
+    per_config = per_config.sort_values(
+        [*keys, "score", "configuration"], ascending=[True] * len(keys) + [False, True], kind="stable"
+    )
     best = per_config.drop_duplicates(keys).set_index(keys)
     best = best.rename(columns={"configuration": "best_configuration", "score": "best_mean"})
     table = pd.concat([tasks, pooled, best], axis=1).reset_index()
@@ -361,8 +433,9 @@ def domain_scores(scores: pd.DataFrame) -> pd.DataFrame:
     return _run_order(table[DOMAIN_COLUMNS], keys)
 
 
-def structural_audit(audits: pd.DataFrame, scores: pd.DataFrame | None = None, *,
-                     judge: str | None = None) -> pd.DataFrame:
+def structural_audit(
+    audits: pd.DataFrame, scores: pd.DataFrame | None = None, *, judge: str | None = None
+) -> pd.DataFrame:
     """Per configuration over all its artifacts (gate failures included): share with any
     picture, share whose largest picture covers ≥ FLATTEN_PICTURE_SHARE of the canvas, number
     capped, share with no connector, median text boxes / shapes / connectors. With ``scores``:
@@ -370,17 +443,20 @@ def structural_audit(audits: pd.DataFrame, scores: pd.DataFrame | None = None, *
     ``judge`` (default: the first judge in sorted order), over tasks with a record."""
     a = audits.copy()
     by = a["configuration"]
-    table = pd.DataFrame({
-        "n": by.groupby(by, sort=True).size(),
-        "share_any_picture": (a["pictures"].fillna(0) > 0).groupby(by, sort=True).mean(),
-        "share_largest_ge_85": (a["largest_picture_ratio"].fillna(0) >= FLATTEN_PICTURE_SHARE)
-        .groupby(by, sort=True).mean(),
-        "capped": a["capped"].fillna(False).astype(bool).groupby(by, sort=True).sum().astype(int),
-        "share_no_connector": (a["connectors"].fillna(0) == 0).groupby(by, sort=True).mean(),
-        "median_text_boxes": a.groupby("configuration", sort=True)["text_boxes"].median(),
-        "median_shapes": a.groupby("configuration", sort=True)["shapes"].median(),
-        "median_connectors": a.groupby("configuration", sort=True)["connectors"].median(),
-    })
+    table = pd.DataFrame(
+        {
+            "n": by.groupby(by, sort=True).size(),
+            "share_any_picture": (a["pictures"].fillna(0) > 0).groupby(by, sort=True).mean(),
+            "share_largest_ge_85": (a["largest_picture_ratio"].fillna(0) >= FLATTEN_PICTURE_SHARE)
+            .groupby(by, sort=True)
+            .mean(),
+            "capped": a["capped"].fillna(False).astype(bool).groupby(by, sort=True).sum().astype(int),
+            "share_no_connector": (a["connectors"].fillna(0) == 0).groupby(by, sort=True).mean(),
+            "median_text_boxes": a.groupby("configuration", sort=True)["text_boxes"].median(),
+            "median_shapes": a.groupby("configuration", sort=True)["shapes"].median(),
+            "median_connectors": a.groupby("configuration", sort=True)["connectors"].median(),
+        }
+    )
     table["share_s_lt_15"] = np.nan
     table["share_final_lt_50"] = np.nan
     if scores is not None and len(scores):
@@ -397,6 +473,7 @@ def structural_audit(audits: pd.DataFrame, scores: pd.DataFrame | None = None, *
 # --------------------------------------------------------------------------------------------
 # judge robustness
 # --------------------------------------------------------------------------------------------
+
 
 def icc_2_1(ratings: np.ndarray) -> np.ndarray:
     """ICC(2,1) (Shrout & Fleiss; two-way random, absolute agreement, single rater) from ANOVA
@@ -428,11 +505,13 @@ def judge_runs(scores: pd.DataFrame) -> pd.DataFrame:
     runs_all = sorted(wide.columns)
     run_means_ = wide.groupby(level=keys, sort=True).mean()
     run_means_.columns = [f"run_{r}" for r in run_means_.columns]
-    table = pd.DataFrame({
-        "runs": present.groupby(keys, sort=True)["run"].nunique(),
-        "mean_over_runs": wide.mean(axis=1).groupby(level=keys, sort=True).mean(),
-        "mean_task_sd": wide.std(axis=1, ddof=1).groupby(level=keys, sort=True).mean(),
-    })
+    table = pd.DataFrame(
+        {
+            "runs": present.groupby(keys, sort=True)["run"].nunique(),
+            "mean_over_runs": wide.mean(axis=1).groupby(level=keys, sort=True).mean(),
+            "mean_task_sd": wide.std(axis=1, ddof=1).groupby(level=keys, sort=True).mean(),
+        }
+    )
     table = table.join(run_means_)
     # ICC: complete tasks over the runs this (configuration, judge) has; vectorised per shape.
     icc = pd.Series(np.nan, index=table.index)
@@ -466,8 +545,7 @@ def judge_families(scores: pd.DataFrame) -> pd.DataFrame:
     every other family with the first is added as columns repeated on every row:
     ``spearman_rho``, ``spearman_p``, ``kendall_tau``, ``kendall_p`` (scipy.stats, tau-b) when
     there are exactly two families; with more, the same names suffixed ``__<family>``."""
-    m = scores[scores["score"].notna()].groupby(
-        ["configuration", "judge_family", "task_id"], sort=True)["score"].mean()
+    m = scores[scores["score"].notna()].groupby(["configuration", "judge_family", "task_id"], sort=True)["score"].mean()
     wide = m.groupby(level=["configuration", "judge_family"]).mean().unstack("judge_family")
     families = sorted(wide.columns)
     if not families:
@@ -498,12 +576,21 @@ EDITABILITY_SWEEP: tuple[int, ...] = tuple(range(0, 41, 5))
 NAMED_WEIGHT_VARIANTS: dict[str, dict[str, float]] = {
     "default": DEFAULT_WEIGHTS,
     "equal": {a: 20.0 for a in AXES},
-    "no-editability": {"text": 100 * 20 / 75, "semantic_structure": 100 * 30 / 75,
-                       "layout": 100 * 15 / 75, "editability": 0.0, "visual_detail": 100 * 10 / 75},
-    "structure-heavy": {"text": 15.0, "semantic_structure": 45.0, "layout": 10.0,
-                        "editability": 20.0, "visual_detail": 10.0},
-    "text-heavy": {"text": 35.0, "semantic_structure": 25.0, "layout": 12.5,
-                   "editability": 20.0, "visual_detail": 7.5},
+    "no-editability": {
+        "text": 100 * 20 / 75,
+        "semantic_structure": 100 * 30 / 75,
+        "layout": 100 * 15 / 75,
+        "editability": 0.0,
+        "visual_detail": 100 * 10 / 75,
+    },
+    "structure-heavy": {
+        "text": 15.0,
+        "semantic_structure": 45.0,
+        "layout": 10.0,
+        "editability": 20.0,
+        "visual_detail": 10.0,
+    },
+    "text-heavy": {"text": 35.0, "semantic_structure": 25.0, "layout": 12.5, "editability": 20.0, "visual_detail": 7.5},
 }
 
 
@@ -553,15 +640,22 @@ def sign_change_editability(d_axes: Mapping[str, float]) -> float:
 class WeightSensitivity:
     """Two export tables: ``variants`` (weight-sensitivity) and ``effects``
     (weight-sensitivity-effects)."""
+
     variants: pd.DataFrame
     effects: pd.DataFrame
 
 
-def weight_sensitivity(scores: pd.DataFrame, *, elo: pd.Series | None = None, judge: str | None = None,
-                       variants: Mapping[str, Mapping[str, float]] | None = None,
-                       direct: str = "direct", specialized: str = "specialized",
-                       resamples: int = SCORE_BOOTSTRAP_RESAMPLES,
-                       seed: int = SCORE_BOOTSTRAP_SEED) -> WeightSensitivity:
+def weight_sensitivity(
+    scores: pd.DataFrame,
+    *,
+    elo: pd.Series | None = None,
+    judge: str | None = None,
+    variants: Mapping[str, Mapping[str, float]] | None = None,
+    direct: str = "direct",
+    specialized: str = "specialized",
+    resamples: int = SCORE_BOOTSTRAP_RESAMPLES,
+    seed: int = SCORE_BOOTSTRAP_SEED,
+) -> WeightSensitivity:
     """Rescore under alternative weight vectors (default: the editability sweep 0…40 step 5 plus
     :data:`NAMED_WEIGHT_VARIANTS`). Scores are rescored per record, then averaged per task over
     runs under ``judge`` (default: first judge in sorted order). Per variant: Spearman ρ of the
@@ -584,9 +678,16 @@ def weight_sensitivity(scores: pd.DataFrame, *, elo: pd.Series | None = None, ju
     work["s::__default"] = rescore(base, DEFAULT_WEIGHTS)
     work["q::__default"] = sum(base[a].to_numpy(float) for a in AXES)
     score_cols = [c for c in work.columns if c.startswith(("s::", "q::"))]
-    per_task = work.groupby(["configuration", "task_id"], sort=True).agg(
-        {**{c: "mean" for c in [*score_cols, *AXES]},
-         **{c: "first" for c in ["model", "harness", "workflow", "cap"]}}).reset_index()
+    per_task = (
+        work.groupby(["configuration", "task_id"], sort=True)
+        .agg(
+            {
+                **{c: "mean" for c in [*score_cols, *AXES]},
+                **{c: "first" for c in ["model", "harness", "workflow", "cap"]},
+            }
+        )
+        .reset_index()
+    )
     cfg_means = per_task.groupby("configuration", sort=True)[score_cols].mean()
 
     var_rows = []
@@ -598,8 +699,14 @@ def weight_sensitivity(scores: pd.DataFrame, *, elo: pd.Series | None = None, ju
             joined = pd.concat([cfg_means[col], elo.rename("elo")], axis=1, join="inner").dropna()
             if len(joined) > 1:
                 r_elo = sps.pearsonr(joined[col], joined["elo"])[0]
-        var_rows.append({"variant": name, **{f"w_{a}": float(w[a]) for a in AXES},
-                         "spearman_default": float(rho), "pearson_elo": float(r_elo)})
+        var_rows.append(
+            {
+                "variant": name,
+                **{f"w_{a}": float(w[a]) for a in AXES},
+                "spearman_default": float(rho),
+                "pearson_elo": float(r_elo),
+            }
+        )
     variant_table = pd.DataFrame(var_rows, columns=SENSITIVITY_COLUMNS)
 
     on = ["model", "harness", "task_id"]
@@ -609,8 +716,9 @@ def weight_sensitivity(scores: pd.DataFrame, *, elo: pd.Series | None = None, ju
     idx = left.index.intersection(right.index)
     idx = idx[left.loc[idx, "s::__default"].notna().to_numpy() & right.loc[idx, "s::__default"].notna().to_numpy()]
     diffs = (right.loc[idx, [*vcols, *AXES]] - left.loc[idx, [*vcols, *AXES]]).reset_index()
-    capped = ((left.loc[idx, "q::__default"] > left.loc[idx, "cap"]).to_numpy()
-              | (right.loc[idx, "q::__default"] > right.loc[idx, "cap"]).to_numpy())
+    capped = (left.loc[idx, "q::__default"] > left.loc[idx, "cap"]).to_numpy() | (
+        right.loc[idx, "q::__default"] > right.loc[idx, "cap"]
+    ).to_numpy()
     diffs["_capped"] = capped
     diffs = diffs.sort_values(on, kind="stable")
     eff_rows = []
@@ -622,21 +730,43 @@ def weight_sensitivity(scores: pd.DataFrame, *, elo: pd.Series | None = None, ju
         for name in variants:
             col = f"s::{name}"
             low, high = cis.loc[col, "ci_low"], cis.loc[col, "ci_high"]
-            eff_rows.append({
-                "variant": name, "model": model, "harness": harness,
-                "delta": float(block[col].mean()), "ci_low": low, "ci_high": high,
-                "ci_contains_zero": bool(low <= 0 <= high),
-                "sign_change_w_editability": cross,
-                "n": len(block), "capped_tasks": int(block["_capped"].sum()),
-            })
+            eff_rows.append(
+                {
+                    "variant": name,
+                    "model": model,
+                    "harness": harness,
+                    "delta": float(block[col].mean()),
+                    "ci_low": low,
+                    "ci_high": high,
+                    "ci_contains_zero": bool(low <= 0 <= high),
+                    "sign_change_w_editability": cross,
+                    "n": len(block),
+                    "capped_tasks": int(block["_capped"].sum()),
+                }
+            )
     effects = pd.DataFrame(eff_rows, columns=[*SENSITIVITY_EFFECT_COLUMNS, "n", "capped_tasks"])
     return WeightSensitivity(variants=variant_table, effects=effects)
 
 
 __all__: Iterable[str] = [
-    "final_score", "bootstrap_indices", "run_means", "config_scores", "paired_effects",
-    "harness_effects", "domain_scores", "structural_audit", "icc_2_1", "judge_runs",
-    "judge_families", "editability_weights", "weight_variants", "rescore",
-    "sign_change_editability", "weight_sensitivity", "WeightSensitivity",
-    "DEFAULT_WEIGHTS", "NAMED_WEIGHT_VARIANTS", "EDITABILITY_SWEEP",
+    "final_score",
+    "bootstrap_indices",
+    "run_means",
+    "config_scores",
+    "paired_effects",
+    "harness_effects",
+    "domain_scores",
+    "structural_audit",
+    "icc_2_1",
+    "judge_runs",
+    "judge_families",
+    "editability_weights",
+    "weight_variants",
+    "rescore",
+    "sign_change_editability",
+    "weight_sensitivity",
+    "WeightSensitivity",
+    "DEFAULT_WEIGHTS",
+    "NAMED_WEIGHT_VARIANTS",
+    "EDITABILITY_SWEEP",
 ]

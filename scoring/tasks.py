@@ -1,4 +1,5 @@
 """Judge-queue tasks: thin, idempotent (an ok record is never judged again)."""
+
 from celery import shared_task
 
 from agents import selectors as agent_selectors

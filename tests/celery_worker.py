@@ -1,4 +1,5 @@
 """A real Celery worker in a subprocess, over the real broker, against the test database."""
+
 from __future__ import annotations
 
 import contextlib
@@ -54,10 +55,38 @@ def celery_worker(*, queues: str, media_root: Path, extra_env: dict | None = Non
         **(extra_env or {}),
     )
     # Start from an empty queue so a leftover message from an earlier run cannot interfere.
-    subprocess.run([sys.executable, "-m", "celery", "-A", "config", "purge", "-f", "-Q", queues], env=env, cwd=ROOT, capture_output=True, timeout=60)
+    subprocess.run(
+        [sys.executable, "-m", "celery", "-A", "config", "purge", "-f", "-Q", queues],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        timeout=60,
+    )
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queues, "--pool", "solo", "--concurrency", "1", "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"],
-        env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "-Q",
+            queues,
+            "--pool",
+            "solo",
+            "--concurrency",
+            "1",
+            "--loglevel",
+            "INFO",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     try:
         yield worker

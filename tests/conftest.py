@@ -1,4 +1,5 @@
 """Shared test setup. The suite runs on SQLite by default and on PostgreSQL when DATABASE_URL is set."""
+
 import pytest
 
 

@@ -4,6 +4,7 @@ Every service that opens, closes, submits or withdraws collects its counter chan
 them in the transaction of the lease or vote they count. Changes go out as `F()` updates clamped at zero with
 `Greatest`, pairs then items then figures, each in key order: one lock order for every writer, on both databases.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -69,4 +70,6 @@ class CounterChanges:
                 Item.objects.filter(pk=pk).update(**values)
         for figure_id, n in sorted(self.figures.items()):
             if n:
-                StudyFigure.objects.filter(study_id=self.study_id, figure_id=figure_id).update(uses=Greatest(F("uses") + n, Value(0)))
+                StudyFigure.objects.filter(study_id=self.study_id, figure_id=figure_id).update(
+                    uses=Greatest(F("uses") + n, Value(0))
+                )

@@ -5,6 +5,7 @@ lock on the pair (FOR UPDATE SKIP LOCKED on PostgreSQL, so annotators asking at 
 neediest pairs instead of queueing on one; SQLite's IMMEDIATE transactions serialise writers anyway); an item is
 claimed with a conditional update; one open lease per annotator is a database constraint.
 """
+
 from __future__ import annotations
 
 import secrets
@@ -79,14 +80,22 @@ def item_next(*, study: Study, annotator, state: selectors.StudyState | None = N
 
 
 def _open_lease(*, study: Study, annotator) -> Lease | None:
-    return (Lease.objects.filter(study=study, annotator=annotator, state=Lease.State.OPEN)
-            .select_related("study", "annotator", "item", "item__artifact_x", "item__artifact_y").order_by("-created_at").first())
+    return (
+        Lease.objects.filter(study=study, annotator=annotator, state=Lease.State.OPEN)
+        .select_related("study", "annotator", "item", "item__artifact_x", "item__artifact_y")
+        .order_by("-created_at")
+        .first()
+    )
 
 
 def _mine(*, study: Study, annotator) -> _Mine:
-    rows = (Lease.objects.filter(study=study, annotator=annotator).exclude(state__in=GONE_LEASE_STATES)
-            .values_list("state", "item__config_x_id", "item__config_y_id", "left_is_x", "is_overlap")
-            .annotate(n=Count("id")).order_by())
+    rows = (
+        Lease.objects.filter(study=study, annotator=annotator)
+        .exclude(state__in=GONE_LEASE_STATES)
+        .values_list("state", "item__config_x_id", "item__config_y_id", "left_is_x", "is_overlap")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
     mine, x_left, y_left, pair_sides = _Mine(), 0, 0, {}
     for state, x, y, left, overlap, n in rows:
         if state == Lease.State.SUBMITTED:
@@ -114,13 +123,17 @@ def _lease_new(*, study: Study, annotator, mine: _Mine, now: datetime) -> Lease 
 
 def _not_seen(annotator):
     """Items the annotator holds or held a (not expired / released) lease on are never served to them again."""
-    return ~Exists(Lease.objects.filter(item_id=OuterRef("pk"), annotator=annotator).exclude(state__in=GONE_LEASE_STATES))
+    return ~Exists(
+        Lease.objects.filter(item_id=OuterRef("pk"), annotator=annotator).exclude(state__in=GONE_LEASE_STATES)
+    )
 
 
 def servable_items(study: Study):
     """Items whose two artifacts have a final verdict (rendered, or failed with a reason: never pending), and pass the
     gate when the study wants that. An annotator never sees an artifact that is still waiting for its rendering."""
-    items = Item.objects.filter(study=study, artifact_x__gate_passed__isnull=False, artifact_y__gate_passed__isnull=False)
+    items = Item.objects.filter(
+        study=study, artifact_x__gate_passed__isnull=False, artifact_y__gate_passed__isnull=False
+    )
     if not study.include_gate_failed:
         items = items.filter(artifact_x__gate_passed=True, artifact_y__gate_passed=True)
     return items
@@ -134,19 +147,35 @@ def _free_items(study: Study, annotator):
 def _pairs_in_serving_order(study: Study, annotator) -> list[tuple]:
     """(pair row id, x, y) of the pairs with a free item for this annotator, in the order assignment.pairs_by_need
     defines: furthest below the study's target first (votes plus fresh items out), then a seeded order."""
-    has_free = Exists(_free_items(study, annotator).filter(config_x_id=OuterRef("config_x_id"), config_y_id=OuterRef("config_y_id")))
-    rows = {(x, y): (pk, votes + out) for pk, x, y, votes, out in
-            StudyPair.objects.filter(study=study).filter(has_free).values_list("pk", "config_x_id", "config_y_id", "votes", "open_fresh")}
-    order = assignment.pairs_by_need(list(rows), {p: need for p, (_, need) in rows.items()}, target=study.target_per_pair, seed=study.seed)
+    has_free = Exists(
+        _free_items(study, annotator).filter(config_x_id=OuterRef("config_x_id"), config_y_id=OuterRef("config_y_id"))
+    )
+    rows = {
+        (x, y): (pk, votes + out)
+        for pk, x, y, votes, out in StudyPair.objects.filter(study=study)
+        .filter(has_free)
+        .values_list("pk", "config_x_id", "config_y_id", "votes", "open_fresh")
+    }
+    order = assignment.pairs_by_need(
+        list(rows), {p: need for p, (_, need) in rows.items()}, target=study.target_per_pair, seed=study.seed
+    )
     return [(rows[p][0], *p) for p in order]
 
 
 def _pick_in_pair(study: Study, annotator, x: int, y: int) -> Item | None:
     """The free item of the pair to serve, with its artifacts: the figure with the fewest live leases in the study
     first, then the pair's seeded order (assignment.figures_by_use; Item.rank is that seeded rank)."""
-    uses = Subquery(StudyFigure.objects.filter(study_id=OuterRef("study_id"), figure_id=OuterRef("figure_id")).values("uses")[:1])
-    return (_free_items(study, annotator).filter(config_x_id=x, config_y_id=y).annotate(uses=Coalesce(uses, Value(0)))
-            .select_related("artifact_x", "artifact_y").order_by("uses", "rank", "pk").first())
+    uses = Subquery(
+        StudyFigure.objects.filter(study_id=OuterRef("study_id"), figure_id=OuterRef("figure_id")).values("uses")[:1]
+    )
+    return (
+        _free_items(study, annotator)
+        .filter(config_x_id=x, config_y_id=y)
+        .annotate(uses=Coalesce(uses, Value(0)))
+        .select_related("artifact_x", "artifact_y")
+        .order_by("uses", "rank", "pk")
+        .first()
+    )
 
 
 def _fresh_lease(*, study: Study, annotator, mine: _Mine, now: datetime) -> Lease | None:
@@ -158,48 +187,106 @@ def _fresh_lease(*, study: Study, annotator, mine: _Mine, now: datetime) -> Leas
         if not candidates:
             return None
         for (pair_id, x, y), skip_locked in [(c, True) for c in candidates] + [(candidates[0], False)]:
-            locked = StudyPair.objects.select_for_update(skip_locked=skip_locked).filter(pk=pair_id).values_list("x_left", "y_left").first()
+            locked = (
+                StudyPair.objects.select_for_update(skip_locked=skip_locked)
+                .filter(pk=pair_id)
+                .values_list("x_left", "y_left")
+                .first()
+            )
             if locked is None:
                 continue
             item = _pick_in_pair(study, annotator, x, y)
             if item is None:
                 continue
-            if not Item.objects.filter(pk=item.pk, open_count=0, submitted_count=0).update(open_count=F("open_count") + 1):
+            if not Item.objects.filter(pk=item.pk, open_count=0, submitted_count=0).update(
+                open_count=F("open_count") + 1
+            ):
                 break
             changes = CounterChanges(study.pk)
             changes.item(item.pk)["open_count"] -= 1  # counted by the claim just above
-            return _lease_open(study=study, item=item, annotator=annotator, mine=mine, is_overlap=False, now=now,
-                               pair_sides=assignment.SideCounts(*locked), changes=changes)
+            return _lease_open(
+                study=study,
+                item=item,
+                annotator=annotator,
+                mine=mine,
+                is_overlap=False,
+                now=now,
+                pair_sides=assignment.SideCounts(*locked),
+                changes=changes,
+            )
     return None
 
 
 def _overlap_lease(*, study: Study, annotator, mine: _Mine, now: datetime) -> Lease | None:
     """An item another annotator has voted and this one has never seen, fewest votes first."""
-    rows = list(servable_items(study).filter(votes__gte=1, open_count=0).filter(_not_seen(annotator))
-                .order_by("votes", "rank", "pk").values_list("pk", "votes", "figure_id", "config_x_id", "config_y_id")[:OVERLAP_WINDOW])
+    rows = list(
+        servable_items(study)
+        .filter(votes__gte=1, open_count=0)
+        .filter(_not_seen(annotator))
+        .order_by("votes", "rank", "pk")
+        .values_list("pk", "votes", "figure_id", "config_x_id", "config_y_id")[:OVERLAP_WINDOW]
+    )
     if not rows:
         return None
     fewest = rows[0][1]
-    pk, _, _, x, y = min((r for r in rows if r[1] == fewest),
-                                 key=lambda r: assignment.seeded_rank(study.seed, "overlap", annotator.pk, r[0]))
+    pk, _, _, x, y = min(
+        (r for r in rows if r[1] == fewest),
+        key=lambda r: assignment.seeded_rank(study.seed, "overlap", annotator.pk, r[0]),
+    )
     # The pair's row lock first (the order every writer takes), then claim the item unless someone was quicker.
-    pair = StudyPair.objects.select_for_update().filter(study=study, config_x_id=x, config_y_id=y).values_list("x_left", "y_left").first()
+    pair = (
+        StudyPair.objects.select_for_update()
+        .filter(study=study, config_x_id=x, config_y_id=y)
+        .values_list("x_left", "y_left")
+        .first()
+    )
     if not Item.objects.filter(pk=pk, open_count=0).update(open_count=F("open_count") + 1, is_overlap=True):
         return None
     changes = CounterChanges(study.pk)
     changes.item(pk)["open_count"] -= 1  # counted by the claim just above
     item = Item.objects.select_related("artifact_x", "artifact_y").get(pk=pk)
-    return _lease_open(study=study, item=item, annotator=annotator, mine=mine, is_overlap=True, now=now,
-                       pair_sides=assignment.SideCounts(*(pair or (0, 0))), changes=changes)
+    return _lease_open(
+        study=study,
+        item=item,
+        annotator=annotator,
+        mine=mine,
+        is_overlap=True,
+        now=now,
+        pair_sides=assignment.SideCounts(*(pair or (0, 0))),
+        changes=changes,
+    )
 
 
-def _lease_open(*, study: Study, item: Item, annotator, mine: _Mine, pair_sides: assignment.SideCounts, is_overlap: bool,
-                now: datetime, changes: CounterChanges) -> Lease:
+def _lease_open(
+    *,
+    study: Study,
+    item: Item,
+    annotator,
+    mine: _Mine,
+    pair_sides: assignment.SideCounts,
+    is_overlap: bool,
+    now: datetime,
+    changes: CounterChanges,
+) -> Lease:
     x, y = item.config_x_id, item.config_y_id
-    left = assignment.left_is_x(annotator_pair=mine.pair_sides.get((x, y), assignment.SideCounts()), pair=pair_sides,
-                                annotator=mine.sides, seed=study.seed, key=(annotator.pk, item.pk))
-    lease = Lease.objects.create(token=secrets.token_urlsafe(TOKEN_BYTES), study=study, item=item, annotator=annotator, left_is_x=left,
-                                 is_overlap=is_overlap, created_at=now, served_at=now, expires_at=now + timedelta(seconds=study.lease_seconds))
+    left = assignment.left_is_x(
+        annotator_pair=mine.pair_sides.get((x, y), assignment.SideCounts()),
+        pair=pair_sides,
+        annotator=mine.sides,
+        seed=study.seed,
+        key=(annotator.pk, item.pk),
+    )
+    lease = Lease.objects.create(
+        token=secrets.token_urlsafe(TOKEN_BYTES),
+        study=study,
+        item=item,
+        annotator=annotator,
+        left_is_x=left,
+        is_overlap=is_overlap,
+        created_at=now,
+        served_at=now,
+        expires_at=now + timedelta(seconds=study.lease_seconds),
+    )
     changes.lease(item_id=item.pk, figure_id=item.figure_id, x=x, y=y, left_is_x=left, is_overlap=is_overlap, sign=1)
     changes.apply()
     return lease

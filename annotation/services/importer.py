@@ -1,7 +1,8 @@
 """Import human comparisons in the battle-row contract (DESIGN 5) from CSV, JSON Lines or the JSON table document."""
+
 from __future__ import annotations
 
-from datetime import timezone as dt_timezone
+from datetime import UTC
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
@@ -62,7 +63,7 @@ def _created_at(text: str):
         parsed = None
     if parsed is None:
         raise RowError("created_at", f"not an ISO 8601 date-time: {text!r}")
-    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, dt_timezone.utc)
+    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, UTC)
 
 
 def _dwell(text: str) -> int | None:
@@ -118,17 +119,38 @@ def comparison_import_row(*, row: dict, line: int, report: ImportReport) -> bool
             given = row.get(f"{kind}_sha256_{side}", "")
             seen[f"{kind}_sha256_{side}"] = given or stored[kind]
             if given and given != stored[kind]:
-                report.warn(line, f"{kind}_sha256_{side}", f"differs from the stored {kind} of this artifact "
-                                                          f"(the vote was made on another {kind}; imported and linked anyway)")
+                report.warn(
+                    line,
+                    f"{kind}_sha256_{side}",
+                    f"differs from the stored {kind} of this artifact "
+                    f"(the vote was made on another {kind}; imported and linked anyway)",
+                )
     study = _study_for_import(row["study"], [a, b], report)
     x, y = sorted((a, b), key=lambda c: (c.position, c.slug))
-    item, _ = Item.objects.get_or_create(study=study, figure_id=figure_id, config_x=x, config_y=y,
-                                         defaults={"artifact_x": artifacts[(x.pk, figure_id)], "artifact_y": artifacts[(y.pk, figure_id)]})
+    item, _ = Item.objects.get_or_create(
+        study=study,
+        figure_id=figure_id,
+        config_x=x,
+        config_y=y,
+        defaults={"artifact_x": artifacts[(x.pk, figure_id)], "artifact_y": artifacts[(y.pk, figure_id)]},
+    )
     user = get_user_model().objects.filter(username=row["annotator"]).first()
     Comparison.objects.create(
-        comparison_id=row["comparison_id"], study=study, item=item, annotator=user, annotator_name=row["annotator"],
-        artifact_a=artifacts[(a.pk, figure_id)], artifact_b=artifacts[(b.pk, figure_id)], left_config=a, outcome=row["outcome"],
-        reason=row.get("reason", ""), dwell_ms=dwell, counted=True, imported=True, created_at=created_at, **seen,
+        comparison_id=row["comparison_id"],
+        study=study,
+        item=item,
+        annotator=user,
+        annotator_name=row["annotator"],
+        artifact_a=artifacts[(a.pk, figure_id)],
+        artifact_b=artifacts[(b.pk, figure_id)],
+        left_config=a,
+        outcome=row["outcome"],
+        reason=row.get("reason", ""),
+        dwell_ms=dwell,
+        counted=True,
+        imported=True,
+        created_at=created_at,
+        **seen,
     )
     CounterChanges(study.pk).imported_vote(item_id=item.pk, x=x.pk, y=y.pk).apply()
     return True
@@ -136,5 +158,9 @@ def comparison_import_row(*, row: dict, line: int, report: ImportReport) -> bool
 
 def comparisons_import(*, path: Path, progress: Progress | None = None) -> ImportReport:
     report = ImportReport(source=str(path))
-    return import_rows(rows=_battle_rows(path), store=lambda row, line: comparison_import_row(row=row, line=line, report=report),
-                       report=report, progress=progress)
+    return import_rows(
+        rows=_battle_rows(path),
+        store=lambda row, line: comparison_import_row(row=row, line=line, report=report),
+        report=report,
+        progress=progress,
+    )

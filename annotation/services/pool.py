@@ -7,6 +7,7 @@ votes; it runs when the study is created and whenever what the pool was built fr
 order, figures, artifacts, seed: selectors.study_state), and must be called (force=True) after writing leases or votes
 of a study without these services (bulk loads).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -68,11 +69,16 @@ def study_pool_sync(*, study: Study, force: bool = False) -> Study:
         pairs = study_pairs(fresh)
         figure_ids = list(fresh.figures.values_list("pk", flat=True)) or None
         by_config: dict[int, dict[int, int]] = {}
-        for configuration_id, figure_id, pk in agent_selectors.artifact_keys(configuration_ids={c for p in pairs for c in p},
-                                                                              figure_ids=figure_ids):
+        for configuration_id, figure_id, pk in agent_selectors.artifact_keys(
+            configuration_ids={c for p in pairs for c in p}, figure_ids=figure_ids
+        ):
             by_config.setdefault(configuration_id, {})[figure_id] = pk
-        existing = {(f, x, y): (pk, rank, in_pool) for f, x, y, pk, rank, in_pool in
-                    Item.objects.filter(study=fresh).values_list("figure_id", "config_x_id", "config_y_id", "pk", "rank", "in_pool")}
+        existing = {
+            (f, x, y): (pk, rank, in_pool)
+            for f, x, y, pk, rank, in_pool in Item.objects.filter(study=fresh).values_list(
+                "figure_id", "config_x_id", "config_y_id", "pk", "rank", "in_pool"
+            )
+        }
         new, changed, pooled = [], [], set()
         for x, y in pairs:
             xs, ys = by_config.get(x, {}), by_config.get(y, {})
@@ -80,21 +86,33 @@ def study_pool_sync(*, study: Study, force: bool = False) -> Study:
                 key, rank = (f, x, y), assignment.seeded_rank(seed, "figure", (x, y), f)
                 pooled.add(key)
                 if key not in existing:
-                    new.append(Item(study=fresh, figure_id=f, config_x_id=x, config_y_id=y, artifact_x_id=xs[f], artifact_y_id=ys[f],
-                                    rank=rank, in_pool=True))
+                    new.append(
+                        Item(
+                            study=fresh,
+                            figure_id=f,
+                            config_x_id=x,
+                            config_y_id=y,
+                            artifact_x_id=xs[f],
+                            artifact_y_id=ys[f],
+                            rank=rank,
+                            in_pool=True,
+                        )
+                    )
                 elif existing[key][1:] != (rank, True):
                     changed.append(Item(pk=existing[key][0], rank=rank, in_pool=True))
         Item.objects.bulk_create(new, batch_size=BATCH)
         Item.objects.bulk_update(changed, ["rank", "in_pool"], batch_size=1000)
         dropped = [pk for key, (pk, _, in_pool) in existing.items() if in_pool and key not in pooled]
         for start in range(0, len(dropped), 1000):
-            Item.objects.filter(pk__in=dropped[start:start + 1000]).update(in_pool=False)
+            Item.objects.filter(pk__in=dropped[start : start + 1000]).update(in_pool=False)
 
         item_leases = Lease.objects.filter(item_id=OuterRef("pk"))
         Item.objects.filter(study=fresh).update(
             open_count=_count(item_leases.filter(state=Lease.State.OPEN)),
             submitted_count=_count(item_leases.filter(state=Lease.State.SUBMITTED)),
-            votes=_count(Comparison.objects.filter(item_id=OuterRef("pk"), superseded=False, withdrawn=False, counted=True)),
+            votes=_count(
+                Comparison.objects.filter(item_id=OuterRef("pk"), superseded=False, withdrawn=False, counted=True)
+            ),
         )
         _figures_rebuild(fresh)
         _pairs_rebuild(fresh, pairs, seed)
@@ -107,7 +125,9 @@ def study_pool_sync(*, study: Study, force: bool = False) -> Study:
 def _figures_rebuild(study: Study) -> None:
     figure_ids = set(Item.objects.filter(study=study).values_list("figure_id", flat=True).distinct())
     have = set(StudyFigure.objects.filter(study=study).values_list("figure_id", flat=True))
-    StudyFigure.objects.bulk_create([StudyFigure(study=study, figure_id=f) for f in figure_ids - have], batch_size=BATCH)
+    StudyFigure.objects.bulk_create(
+        [StudyFigure(study=study, figure_id=f) for f in figure_ids - have], batch_size=BATCH
+    )
     StudyFigure.objects.filter(study=study).exclude(figure_id__in=figure_ids).delete()
     StudyFigure.objects.filter(study=study).update(uses=0)
     live = Lease.objects.filter(study=study, state__in=LIVE_LEASE_STATES)
@@ -122,30 +142,50 @@ def _figures_rebuild(study: Study) -> None:
 def _pairs_rebuild(study: Study, pairs: list[tuple[int, int]], seed: int) -> None:
     wanted = set(pairs)
     StudyPair.objects.filter(study=study).exclude(
-        pk__in=[p.pk for p in StudyPair.objects.filter(study=study) if (p.config_x_id, p.config_y_id) in wanted]).delete()
+        pk__in=[p.pk for p in StudyPair.objects.filter(study=study) if (p.config_x_id, p.config_y_id) in wanted]
+    ).delete()
     rows = {(p.config_x_id, p.config_y_id): p for p in StudyPair.objects.filter(study=study)}
-    StudyPair.objects.bulk_create([StudyPair(study=study, config_x_id=x, config_y_id=y) for x, y in pairs if (x, y) not in rows])
+    StudyPair.objects.bulk_create(
+        [StudyPair(study=study, config_x_id=x, config_y_id=y) for x, y in pairs if (x, y) not in rows]
+    )
     rows = {(p.config_x_id, p.config_y_id): p for p in StudyPair.objects.filter(study=study)}
     for (x, y), row in rows.items():
-        row.rank, row.votes, row.open_fresh, row.x_left, row.y_left = assignment.seeded_rank(seed, "pair", (x, y)), 0, 0, 0, 0
+        row.rank, row.votes, row.open_fresh, row.x_left, row.y_left = (
+            assignment.seeded_rank(seed, "pair", (x, y)),
+            0,
+            0,
+            0,
+            0,
+        )
 
     def pair_row(x: int, y: int) -> tuple[StudyPair | None, bool]:
         """The pair's counter row, and whether (x, y) is in its order: items built before the configurations were
         reordered keep their old x / y order, and still count for their pair."""
         return (rows[(x, y)], False) if (x, y) in rows else (rows.get((y, x)), True)
 
-    for x, y, n in (current_votes(study).filter(counted=True).values_list("item__config_x_id", "item__config_y_id")
-                    .annotate(n=Count("id")).order_by()):
+    for x, y, n in (
+        current_votes(study)
+        .filter(counted=True)
+        .values_list("item__config_x_id", "item__config_y_id")
+        .annotate(n=Count("id"))
+        .order_by()
+    ):
         row, _ = pair_row(x, y)
         if row is not None:
             row.votes += n
-    for x, y, n in (Lease.objects.filter(study=study, state=Lease.State.OPEN, is_overlap=False)
-                    .values_list("item__config_x_id", "item__config_y_id").annotate(n=Count("id")).order_by()):
+    for x, y, n in (
+        Lease.objects.filter(study=study, state=Lease.State.OPEN, is_overlap=False)
+        .values_list("item__config_x_id", "item__config_y_id")
+        .annotate(n=Count("id"))
+        .order_by()
+    ):
         row, _ = pair_row(x, y)
         if row is not None:
             row.open_fresh += n
     live = Lease.objects.filter(study=study, state__in=LIVE_LEASE_STATES)
-    for x, y, left, n in live.values_list("item__config_x_id", "item__config_y_id", "left_is_x").annotate(n=Count("id")).order_by():
+    for x, y, left, n in (
+        live.values_list("item__config_x_id", "item__config_y_id", "left_is_x").annotate(n=Count("id")).order_by()
+    ):
         row, swapped = pair_row(x, y)
         if row is not None:
             side = "x_left" if left != swapped else "y_left"
@@ -155,8 +195,14 @@ def _pairs_rebuild(study: Study, pairs: list[tuple[int, int]], seed: int) -> Non
 
 def leases_close(*, study: Study, leases, state: str, now: datetime, skip_locked: bool = False) -> int:
     """Close open leases (expired, skipped, released): their items go back to the pool; counters follow."""
-    rows = list(leases.filter(state=Lease.State.OPEN).select_for_update(of=("self",), skip_locked=skip_locked).order_by("pk")
-                .values_list("pk", "item_id", "item__figure_id", "item__config_x_id", "item__config_y_id", "left_is_x", "is_overlap"))
+    rows = list(
+        leases.filter(state=Lease.State.OPEN)
+        .select_for_update(of=("self",), skip_locked=skip_locked)
+        .order_by("pk")
+        .values_list(
+            "pk", "item_id", "item__figure_id", "item__config_x_id", "item__config_y_id", "left_is_x", "is_overlap"
+        )
+    )
     if not rows:
         return 0
     Lease.objects.filter(pk__in=[r[0] for r in rows]).update(state=state, closed_at=now)

@@ -1,7 +1,8 @@
 """Studies: create one, change its status, assign and invite its annotators."""
+
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from django.db import transaction
 from django.utils import timezone
@@ -17,12 +18,26 @@ from ..models import Lease, Study
 from .pool import leases_close, study_lock, study_pool_sync, study_share
 
 # The settings a study is created with; their defaults and limits are the model's fields (one place).
-STUDY_SETTINGS = ("description", "target_per_pair", "overlap_rate", "seed", "include_gate_failed", "require_reason_decisive",
-                  "min_dwell_ms", "lease_seconds", "quota_per_annotator")
+STUDY_SETTINGS = (
+    "description",
+    "target_per_pair",
+    "overlap_rate",
+    "seed",
+    "include_gate_failed",
+    "require_reason_decisive",
+    "min_dwell_ms",
+    "lease_seconds",
+    "quota_per_annotator",
+)
 
 
-def study_figures_choose(*, task_ids: Iterable[str] | None = None, fields: Iterable[str] | None = None,
-                         sample: int | None = None, seed: int = 0) -> list[str] | None:
+def study_figures_choose(
+    *,
+    task_ids: Iterable[str] | None = None,
+    fields: Iterable[str] | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+) -> list[str] | None:
     """The task ids a study compares: the listed ones (or the whole corpus), within the given source fields, then a
     seeded sample of `sample` of them. None when nothing narrows the corpus (the study then follows the corpus)."""
     task_ids = [t for t in (task_ids or []) if t]
@@ -49,9 +64,16 @@ def study_figures_choose(*, task_ids: Iterable[str] | None = None, fields: Itera
 
 
 @transaction.atomic
-def study_create(*, name: str, configurations: Iterable[str], figures: Iterable[str] | None = None,
-                 figure_fields: Iterable[str] | None = None, figure_sample: int | None = None,
-                 annotators: Iterable | None = None, **settings) -> Study:
+def study_create(
+    *,
+    name: str,
+    configurations: Iterable[str],
+    figures: Iterable[str] | None = None,
+    figure_fields: Iterable[str] | None = None,
+    figure_sample: int | None = None,
+    annotators: Iterable | None = None,
+    **settings,
+) -> Study:
     """Create a study from configuration slugs; its figures are the whole corpus unless task ids, source fields or a
     seeded sample size narrow them (study_figures_choose)."""
     unknown = set(settings) - set(STUDY_SETTINGS)
@@ -68,7 +90,9 @@ def study_create(*, name: str, configurations: Iterable[str], figures: Iterable[
         raise Invalid("overlap_rate must lie in [0, 1]")
     if Study.objects.filter(name=name).exists():
         raise Invalid(f"a study named {name!r} exists already")
-    task_ids = study_figures_choose(task_ids=figures, fields=figure_fields, sample=figure_sample, seed=settings.get("seed", 0))
+    task_ids = study_figures_choose(
+        task_ids=figures, fields=figure_fields, sample=figure_sample, seed=settings.get("seed", 0)
+    )
     study = Study.objects.create(name=name, **settings)
     study.configurations.set(found)
     if task_ids is not None:
@@ -86,8 +110,12 @@ def study_status_set(*, study: Study, status: str) -> Study:
         study.status = status
         study.save(update_fields=["status"])
         if status == Study.Status.CLOSED:
-            leases_close(study=study, leases=Lease.objects.filter(study=study, state=Lease.State.OPEN), state=Lease.State.RELEASED,
-                         now=timezone.now())
+            leases_close(
+                study=study,
+                leases=Lease.objects.filter(study=study, state=Lease.State.OPEN),
+                state=Lease.State.RELEASED,
+                now=timezone.now(),
+            )
     return study
 
 

@@ -1,4 +1,5 @@
 """Votes: submit, skip, undo. A vote is never edited in place: a revision or an undo is a new record superseding it."""
+
 from __future__ import annotations
 
 import uuid
@@ -28,8 +29,12 @@ class Vote:
 
 
 def _lease_locked(*, token: str, annotator) -> Lease:
-    lease = (Lease.objects.select_for_update(of=("self",)).select_related("study", "item", "item__artifact_x", "item__artifact_y")
-             .filter(token=token).first())
+    lease = (
+        Lease.objects.select_for_update(of=("self",))
+        .select_related("study", "item", "item__artifact_x", "item__artifact_y")
+        .filter(token=token)
+        .first()
+    )
     if lease is None:
         raise LeaseNotFound("no such item: the link is unknown")
     if lease.annotator_id != annotator.pk:
@@ -43,8 +48,15 @@ def provenance(artifact) -> dict[str, str]:
     return {"render": artifact.render_sha256 or "", "audit": selectors.audit_digest(artifact.audit_summary)}
 
 
-def comparison_submit(*, token: str, annotator, outcome: str, reason: str = "", dwell_ms: int | None = None,
-                      decision_ms: int | None = None) -> Vote:
+def comparison_submit(
+    *,
+    token: str,
+    annotator,
+    outcome: str,
+    reason: str = "",
+    dwell_ms: int | None = None,
+    decision_ms: int | None = None,
+) -> Vote:
     """Store a vote on one of the annotator's open leases. Idempotent: a second submit returns the first vote."""
     reason = (reason or "").strip()
     with transaction.atomic():
@@ -54,7 +66,12 @@ def comparison_submit(*, token: str, annotator, outcome: str, reason: str = "", 
         # votes only when an undo reopened it.
         head = None
         if lease.state != Lease.State.OPEN or lease.reopened:
-            head = Comparison.objects.filter(lease=lease, superseded=False).order_by("-pk").values_list("pk", "withdrawn").first()
+            head = (
+                Comparison.objects.filter(lease=lease, superseded=False)
+                .order_by("-pk")
+                .values_list("pk", "withdrawn")
+                .first()
+            )
         head_id = head[0] if head else None
         if lease.state == Lease.State.SUBMITTED and head is not None and not head[1]:
             vote = Comparison.objects.select_related("study").get(pk=head_id)
@@ -63,7 +80,9 @@ def comparison_submit(*, token: str, annotator, outcome: str, reason: str = "", 
             raise LeaseClosed(f"this item was {lease.state}; it can no longer take a vote — ask for the next item")
         now = timezone.now()
         if lease.expires_at <= now:
-            raise LeaseClosed("this item's time ran out and it went back to the pool; your vote was not stored — ask for the next item")
+            raise LeaseClosed(
+                "this item's time ran out and it went back to the pool; your vote was not stored — ask for the next item"
+            )
         if study.status == Study.Status.CLOSED:
             raise StudyUnavailable("this study is closed; votes are no longer taken")
         if outcome not in OUTCOMES:
@@ -86,16 +105,38 @@ def comparison_submit(*, token: str, annotator, outcome: str, reason: str = "", 
         counted = dwell_ms is not None and dwell_ms >= study.min_dwell_ms
         seen_a, seen_b = provenance(a), provenance(b)
         vote = Comparison.objects.create(
-            comparison_id=uuid.uuid4().hex, study=study, item=item, lease=lease, annotator=annotator, annotator_name=annotator.get_username(),
-            artifact_a=a, artifact_b=b, left_config_id=left, outcome=outcome, reason=reason[:4000],
-            dwell_ms=dwell_ms, decision_ms=decision_ms, counted=counted, supersedes_id=head_id, created_at=now,
-            render_sha256_a=seen_a["render"], render_sha256_b=seen_b["render"], audit_sha256_a=seen_a["audit"], audit_sha256_b=seen_b["audit"],
+            comparison_id=uuid.uuid4().hex,
+            study=study,
+            item=item,
+            lease=lease,
+            annotator=annotator,
+            annotator_name=annotator.get_username(),
+            artifact_a=a,
+            artifact_b=b,
+            left_config_id=left,
+            outcome=outcome,
+            reason=reason[:4000],
+            dwell_ms=dwell_ms,
+            decision_ms=decision_ms,
+            counted=counted,
+            supersedes_id=head_id,
+            created_at=now,
+            render_sha256_a=seen_a["render"],
+            render_sha256_b=seen_b["render"],
+            audit_sha256_a=seen_a["audit"],
+            audit_sha256_b=seen_b["audit"],
         )
         Lease.objects.filter(pk=lease.pk).update(state=Lease.State.SUBMITTED, closed_at=now)
         if head_id is not None:
             Comparison.objects.filter(pk=head_id).update(superseded=True)
-        CounterChanges(study.pk).vote(item_id=item.pk, x=item.config_x_id, y=item.config_y_id, is_overlap=lease.is_overlap,
-                                      counted=counted, sign=1).apply()
+        CounterChanges(study.pk).vote(
+            item_id=item.pk,
+            x=item.config_x_id,
+            y=item.config_y_id,
+            is_overlap=lease.is_overlap,
+            counted=counted,
+            sign=1,
+        ).apply()
         return Vote(comparison=vote, done=selectors.annotator_progress(study=study, user=annotator)["done"])
 
 
@@ -113,8 +154,15 @@ def lease_skip(*, token: str, annotator, reason: str) -> Lease:
         lease.state, lease.skip_reason, lease.closed_at = Lease.State.SKIPPED, reason[:2000], timezone.now()
         lease.save(update_fields=["state", "skip_reason", "closed_at"])
         item = lease.item
-        CounterChanges(lease.study_id).lease(item_id=item.pk, figure_id=item.figure_id, x=item.config_x_id, y=item.config_y_id,
-                                             left_is_x=lease.left_is_x, is_overlap=lease.is_overlap, sign=-1).apply()
+        CounterChanges(lease.study_id).lease(
+            item_id=item.pk,
+            figure_id=item.figure_id,
+            x=item.config_x_id,
+            y=item.config_y_id,
+            left_is_x=lease.left_is_x,
+            is_overlap=lease.is_overlap,
+            sign=-1,
+        ).apply()
         return lease
 
 
@@ -123,31 +171,72 @@ def comparison_undo(*, study: Study, annotator) -> Lease:
     if study.status == Study.Status.CLOSED:
         raise StudyUnavailable("this study is closed; votes can no longer be changed")
     with transaction.atomic():
-        last = (Comparison.objects.select_for_update().filter(study=study, annotator=annotator, lease__isnull=False, superseded=False,
-                                                              withdrawn=False).order_by("-created_at", "-pk").first())
+        last = (
+            Comparison.objects.select_for_update()
+            .filter(study=study, annotator=annotator, lease__isnull=False, superseded=False, withdrawn=False)
+            .order_by("-created_at", "-pk")
+            .first()
+        )
         if last is None:
             raise LeaseClosed("there is no vote to undo")
-        lease = Lease.objects.select_for_update(of=("self",)).select_related("item", "item__artifact_x", "item__artifact_y").get(pk=last.lease_id)
+        lease = (
+            Lease.objects.select_for_update(of=("self",))
+            .select_related("item", "item__artifact_x", "item__artifact_y")
+            .get(pk=last.lease_id)
+        )
         now = timezone.now()
-        leases_close(study=study, leases=Lease.objects.filter(study=study, annotator=annotator).exclude(pk=lease.pk),
-                     state=Lease.State.RELEASED, now=now)
+        leases_close(
+            study=study,
+            leases=Lease.objects.filter(study=study, annotator=annotator).exclude(pk=lease.pk),
+            state=Lease.State.RELEASED,
+            now=now,
+        )
         Comparison.objects.create(
-            comparison_id=uuid.uuid4().hex, study=study, item_id=last.item_id, lease=lease, annotator=annotator, annotator_name=last.annotator_name,
-            artifact_a_id=last.artifact_a_id, artifact_b_id=last.artifact_b_id, left_config_id=last.left_config_id, outcome=last.outcome,
-            reason=last.reason, dwell_ms=last.dwell_ms, decision_ms=last.decision_ms, counted=False, withdrawn=True, supersedes=last,
-            created_at=now, render_sha256_a=last.render_sha256_a, render_sha256_b=last.render_sha256_b,
-            audit_sha256_a=last.audit_sha256_a, audit_sha256_b=last.audit_sha256_b,
+            comparison_id=uuid.uuid4().hex,
+            study=study,
+            item_id=last.item_id,
+            lease=lease,
+            annotator=annotator,
+            annotator_name=last.annotator_name,
+            artifact_a_id=last.artifact_a_id,
+            artifact_b_id=last.artifact_b_id,
+            left_config_id=last.left_config_id,
+            outcome=last.outcome,
+            reason=last.reason,
+            dwell_ms=last.dwell_ms,
+            decision_ms=last.decision_ms,
+            counted=False,
+            withdrawn=True,
+            supersedes=last,
+            created_at=now,
+            render_sha256_a=last.render_sha256_a,
+            render_sha256_b=last.render_sha256_b,
+            audit_sha256_a=last.audit_sha256_a,
+            audit_sha256_b=last.audit_sha256_b,
         )
         Comparison.objects.filter(pk=last.pk).update(superseded=True)
         was_submitted = lease.state == Lease.State.SUBMITTED
-        lease.state, lease.closed_at, lease.expires_at = Lease.State.OPEN, None, now + timedelta(seconds=study.lease_seconds)
+        lease.state, lease.closed_at, lease.expires_at = (
+            Lease.State.OPEN,
+            None,
+            now + timedelta(seconds=study.lease_seconds),
+        )
         lease.reopened, lease.served_at = True, now
         lease.save(update_fields=["state", "closed_at", "expires_at", "reopened", "served_at"])
         item = lease.item
         changes = CounterChanges(study.pk)
         if was_submitted:
-            changes.vote(item_id=item.pk, x=item.config_x_id, y=item.config_y_id, is_overlap=lease.is_overlap, counted=last.counted, sign=-1)
-        elif last.counted:  # a vote on a lease that was not "submitted" (not made by these services): only the vote goes
+            changes.vote(
+                item_id=item.pk,
+                x=item.config_x_id,
+                y=item.config_y_id,
+                is_overlap=lease.is_overlap,
+                counted=last.counted,
+                sign=-1,
+            )
+        elif (
+            last.counted
+        ):  # a vote on a lease that was not "submitted" (not made by these services): only the vote goes
             changes.item(item.pk)["votes"] -= 1
             changes.pair(item.config_x_id, item.config_y_id)["votes"] -= 1
         changes.apply()

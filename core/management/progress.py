@@ -1,4 +1,5 @@
 """What every import command shares: a progress bar over the file's lines, and the report written the same way."""
+
 from __future__ import annotations
 
 import contextlib

@@ -1,4 +1,5 @@
 """Shared body of createannotator / createcoordinator / createresearcher."""
+
 import getpass
 import os
 import sys
@@ -23,5 +24,7 @@ class RoleUserCommand(BaseCommand):
             if not sys.stdin.isatty():
                 raise CommandError("no password: pass --password or set REFIG_PASSWORD")
             password = getpass.getpass(f"Password for {username}: ")
-        user, created = user_create_with_role(username=username, password=password, role=self.role, email=email, staff=staff)
+        user, created = user_create_with_role(
+            username=username, password=password, role=self.role, email=email, staff=staff
+        )
         self.stdout.write(f"{'created' if created else 'updated'} {self.role} {user.username}")

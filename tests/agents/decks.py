@@ -1,4 +1,5 @@
 """Real PPTX files built with python-pptx for artifact tests."""
+
 from pathlib import Path
 
 from pptx import Presentation
@@ -15,7 +16,9 @@ def one_slide_deck(path: Path, *, title: str = "Encoder → Decoder", boxes: int
     heading.text_frame.paragraphs[0].runs[0].font.size = Pt(28)
     shapes = []
     for index in range(boxes):
-        box = slide.shapes.add_shape(MSO_SHAPE.ROUNDED_RECTANGLE, Inches(0.7 + 4 * index), Inches(2.5), Inches(3), Inches(1.5))
+        box = slide.shapes.add_shape(
+            MSO_SHAPE.ROUNDED_RECTANGLE, Inches(0.7 + 4 * index), Inches(2.5), Inches(3), Inches(1.5)
+        )
         box.text_frame.text = f"Stage {index + 1}"
         shapes.append(box)
     for left, right in zip(shapes, shapes[1:]):
@@ -30,7 +33,9 @@ def one_slide_deck(path: Path, *, title: str = "Encoder → Decoder", boxes: int
 def multi_slide_deck(path: Path, slides: int = 3) -> Path:
     deck = Presentation()
     for index in range(slides):
-        deck.slides.add_slide(deck.slide_layouts[6]).shapes.add_textbox(Inches(1), Inches(1), Inches(4), Inches(1)).text_frame.text = f"slide {index}"
+        deck.slides.add_slide(deck.slide_layouts[6]).shapes.add_textbox(
+            Inches(1), Inches(1), Inches(4), Inches(1)
+        ).text_frame.text = f"slide {index}"
     path.parent.mkdir(parents=True, exist_ok=True)
     deck.save(path)
     return path

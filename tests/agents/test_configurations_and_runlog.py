@@ -25,18 +25,65 @@ def test_ten_configurations_give_45_pairs_with_within_pairs_marked(tmp_path):
 
 def test_same_model_in_two_harnesses_is_an_across_pair(tmp_path):
     path = tmp_path / "c.json"
-    path.write_text(json.dumps({"configurations": [
-        {"slug": "a", "model": "m", "harness": "h1", "workflow": "direct", "reasoning_effort": "high", "label": "A"},
-        {"slug": "b", "model": "m", "harness": "h2", "workflow": "direct", "reasoning_effort": "high", "label": "B"},
-    ]}))
+    path.write_text(
+        json.dumps(
+            {
+                "configurations": [
+                    {
+                        "slug": "a",
+                        "model": "m",
+                        "harness": "h1",
+                        "workflow": "direct",
+                        "reasoning_effort": "high",
+                        "label": "A",
+                    },
+                    {
+                        "slug": "b",
+                        "model": "m",
+                        "harness": "h2",
+                        "workflow": "direct",
+                        "reasoning_effort": "high",
+                        "label": "B",
+                    },
+                ]
+            }
+        )
+    )
     assert [p.kind for p in configuration_pairs(parse_configurations(path))] == ["across"]
 
 
-@pytest.mark.parametrize("entry, message", [
-    ({"slug": "a", "model": "m", "harness": "h", "workflow": "direct", "reasoning_effort": "high"}, "configuration 1 label: missing"),
-    ({"slug": "A B", "model": "m", "harness": "h", "workflow": "direct", "reasoning_effort": "high", "label": "x"}, "slug: 'A B' is not a slug"),
-    ({"slug": "a", "model": "m", "harness": "h", "workflow": "direct", "reasoning_effort": "high", "label": "x", "colour": 1}, "colour: unknown field"),
-])
+@pytest.mark.parametrize(
+    "entry, message",
+    [
+        (
+            {"slug": "a", "model": "m", "harness": "h", "workflow": "direct", "reasoning_effort": "high"},
+            "configuration 1 label: missing",
+        ),
+        (
+            {
+                "slug": "A B",
+                "model": "m",
+                "harness": "h",
+                "workflow": "direct",
+                "reasoning_effort": "high",
+                "label": "x",
+            },
+            "slug: 'A B' is not a slug",
+        ),
+        (
+            {
+                "slug": "a",
+                "model": "m",
+                "harness": "h",
+                "workflow": "direct",
+                "reasoning_effort": "high",
+                "label": "x",
+                "colour": 1,
+            },
+            "colour: unknown field",
+        ),
+    ],
+)
 def test_bad_declarations_name_entry_and_field(tmp_path, entry, message):
     path = tmp_path / "c.json"
     path.write_text(json.dumps({"configurations": [entry]}))
@@ -48,9 +95,27 @@ def test_claude_style_result_event_gives_totals(tmp_path):
     log = tmp_path / "output.jsonl"
     events = [
         {"type": "system", "subtype": "init"},
-        {"type": "assistant", "message": {"content": [{"type": "text", "text": "hi"}, {"type": "tool_use", "name": "Bash"}], "usage": {"input_tokens": 10, "output_tokens": 5}}},
-        {"type": "assistant", "message": {"content": [{"type": "tool_use", "name": "Write"}], "usage": {"input_tokens": 20, "output_tokens": 7}}},
-        {"type": "result", "num_turns": 2, "duration_ms": 61500, "total_cost_usd": 0.42, "usage": {"input_tokens": 30, "output_tokens": 12, "cache_read_input_tokens": 100}},
+        {
+            "type": "assistant",
+            "message": {
+                "content": [{"type": "text", "text": "hi"}, {"type": "tool_use", "name": "Bash"}],
+                "usage": {"input_tokens": 10, "output_tokens": 5},
+            },
+        },
+        {
+            "type": "assistant",
+            "message": {
+                "content": [{"type": "tool_use", "name": "Write"}],
+                "usage": {"input_tokens": 20, "output_tokens": 7},
+            },
+        },
+        {
+            "type": "result",
+            "num_turns": 2,
+            "duration_ms": 61500,
+            "total_cost_usd": 0.42,
+            "usage": {"input_tokens": 30, "output_tokens": 12, "cache_read_input_tokens": 100},
+        },
     ]
     log.write_text("\n".join(json.dumps(e) for e in events) + "\n")
     economics = parse_run_log(log)
@@ -67,7 +132,11 @@ def test_codex_style_turn_events_are_summed(tmp_path):
         {"type": "item.completed", "item": {"type": "command_execution"}},
         {"type": "turn.completed", "usage": {"input_tokens": 100, "output_tokens": 40}},
         {"type": "item.completed", "item": {"type": "command_execution"}},
-        {"type": "turn.completed", "usage": {"input_tokens": 50, "output_tokens": 10}, "timestamp": "2026-01-01T10:02:30Z"},
+        {
+            "type": "turn.completed",
+            "usage": {"input_tokens": 50, "output_tokens": 10},
+            "timestamp": "2026-01-01T10:02:30Z",
+        },
     ]
     log.write_text("\n".join(json.dumps(e) for e in events))
     economics = parse_run_log(log)

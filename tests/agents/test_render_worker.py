@@ -1,8 +1,6 @@
 """The render queue: a real Celery worker over the broker audits and renders with LibreOffice."""
-import io
 
 import pytest
-from django.core.management import call_command
 
 from agents.models import Artifact
 from agents.tasks import audit_and_render

@@ -1,4 +1,5 @@
 """A small study: distinctive names so the blinding crawl can search for them."""
+
 from __future__ import annotations
 
 from core.services import user_create_with_role
@@ -6,7 +7,12 @@ from tests.factories import artifact_create, configuration_create, figure_create
 
 PASSWORD = "pw-long-enough-1"
 SLUGS = ("cfg-alpha-direct", "cfg-alpha-specialized", "cfg-bravo-direct", "cfg-charlie-direct")
-MODELS = {"cfg-alpha-direct": "model-alphaone", "cfg-alpha-specialized": "model-alphaone", "cfg-bravo-direct": "model-bravotwo", "cfg-charlie-direct": "model-charliethree"}
+MODELS = {
+    "cfg-alpha-direct": "model-alphaone",
+    "cfg-alpha-specialized": "model-alphaone",
+    "cfg-bravo-direct": "model-bravotwo",
+    "cfg-charlie-direct": "model-charliethree",
+}
 
 
 def build_corpus(*, figures: int = 6, configurations=SLUGS, failed: tuple[tuple[str, int], ...] = ()):
@@ -15,7 +21,9 @@ def build_corpus(*, figures: int = 6, configurations=SLUGS, failed: tuple[tuple[
     configs = []
     for position, slug in enumerate(configurations):
         workflow = "specialized" if slug.endswith("specialized") else "direct"
-        configs.append(configuration_create(slug, model=MODELS.get(slug, f"model-{slug}"), workflow=workflow, position=position))
+        configs.append(
+            configuration_create(slug, model=MODELS.get(slug, f"model-{slug}"), workflow=workflow, position=position)
+        )
     artifacts = []
     for c in configs:
         for i, f in enumerate(figs):

@@ -1,5 +1,7 @@
 """Annotator and coordinator APIs, per-lease images, pages."""
+
 import io
+from datetime import UTC
 
 import pytest
 from django.test import Client
@@ -32,11 +34,23 @@ def test_annotator_flow_over_the_api(study):
     item = client.post("/api/annotate/next/", content_type="application/json").json()
     assert item["state"] == "item"
     payload = item["item"]
-    assert set(payload) == {"token", "images", "audit_a", "audit_b", "rendered_a", "rendered_b", "progress", "rules", "expires_in_s"}
+    assert set(payload) == {
+        "token",
+        "images",
+        "audit_a",
+        "audit_b",
+        "rendered_a",
+        "rendered_b",
+        "progress",
+        "rules",
+        "expires_in_s",
+    }
     assert [k for k, _ in payload["audit_a"]] == [k for k, _ in payload["audit_b"]]
     token = payload["token"]
     assert payload["images"]["a"] == f"/annotate/img/{token}/a"
-    bad = client.post("/api/annotate/submit/", {"token": token, "outcome": "tie_success"}, content_type="application/json")
+    bad = client.post(
+        "/api/annotate/submit/", {"token": token, "outcome": "tie_success"}, content_type="application/json"
+    )
     assert bad.status_code == 400 and "reason" in bad.json()["detail"]
     body = {"token": token, "outcome": "a", "reason": "", "dwell_ms": 4000, "decision_ms": 3000}
     first = client.post("/api/annotate/submit/", body, content_type="application/json")
@@ -47,7 +61,9 @@ def test_annotator_flow_over_the_api(study):
     assert undo["item"]["token"] == token
     nxt = client.post("/api/annotate/next/", content_type="application/json").json()
     assert nxt["item"]["token"] == token  # the reopened item comes back
-    skip = client.post("/api/annotate/skip/", {"token": token, "reason": "cannot read"}, content_type="application/json")
+    skip = client.post(
+        "/api/annotate/skip/", {"token": token, "reason": "cannot read"}, content_type="application/json"
+    )
     assert skip.status_code == 200 and Lease.objects.get(token=token).state == "skipped"
     late = client.post("/api/annotate/submit/", body, content_type="application/json")
     assert late.status_code == 409 and "skipped" in late.json()["detail"]
@@ -59,7 +75,9 @@ def test_annotators_cannot_touch_foreign_leases_or_coordinator_endpoints(study):
     study.annotators.add(one, two)
     token = login(one).post("/api/annotate/next/", content_type="application/json").json()["item"]["token"]
     other = login(two)
-    response = other.post("/api/annotate/submit/", {"token": token, "outcome": "a", "dwell_ms": 5000}, content_type="application/json")
+    response = other.post(
+        "/api/annotate/submit/", {"token": token, "outcome": "a", "dwell_ms": 5000}, content_type="application/json"
+    )
     assert response.status_code == 403 and "another annotator" in response.json()["detail"]
     assert other.get(f"/annotate/img/{token}/a").status_code == 404
     assert other.get("/api/studies/").status_code == 403
@@ -101,29 +119,73 @@ def test_coordinator_api_and_pages(study):
     client = login(coordinator())
     listing = client.get("/api/studies/").json()
     assert listing[0]["name"] == "pilot" and listing[0]["configurations"] == list(SLUGS)
-    created = client.post("/api/studies/", {"name": "second", "configurations": list(SLUGS[:3]), "target_per_pair": 5}, content_type="application/json")
+    created = client.post(
+        "/api/studies/",
+        {"name": "second", "configurations": list(SLUGS[:3]), "target_per_pair": 5},
+        content_type="application/json",
+    )
     assert created.status_code == 201 and created.json()["target_per_pair"] == 5
     coverage = client.get("/api/studies/second/coverage/").json()
     assert coverage["columns"][:4] == ["config_x", "config_y", "n", "target"] and len(coverage["rows"]) == 3
     assert client.get("/api/studies/second/").json()["name"] == "second"
     page = client.get("/coordinate/")
     assert page.status_code == 200 and b"pilot" in page.content
-    form = client.post("/coordinate/", {"name": "third", "configurations": list(SLUGS), "target_per_pair": 20, "overlap_rate": 0.1, "seed": 3,
-                                         "quota_per_annotator": 10, "min_dwell_ms": 1000, "lease_seconds": 600, "include_gate_failed": "on"})
+    form = client.post(
+        "/coordinate/",
+        {
+            "name": "third",
+            "configurations": list(SLUGS),
+            "target_per_pair": 20,
+            "overlap_rate": 0.1,
+            "seed": 3,
+            "quota_per_annotator": 10,
+            "min_dwell_ms": 1000,
+            "lease_seconds": 600,
+            "include_gate_failed": "on",
+        },
+    )
     assert form.status_code == 302
-    picked = client.post("/coordinate/", {"name": "picked", "configurations": list(SLUGS[:2]), "target_per_pair": 5, "overlap_rate": 0, "seed": 1,
-                                           "quota_per_annotator": 10, "min_dwell_ms": 0, "lease_seconds": 600, "figure_fields": ["cs.CV"],
-                                           "figures": "task-fig-0000\n task-fig-0002, task-fig-0003", "figure_sample": 2})
+    picked = client.post(
+        "/coordinate/",
+        {
+            "name": "picked",
+            "configurations": list(SLUGS[:2]),
+            "target_per_pair": 5,
+            "overlap_rate": 0,
+            "seed": 1,
+            "quota_per_annotator": 10,
+            "min_dwell_ms": 0,
+            "lease_seconds": 600,
+            "figure_fields": ["cs.CV"],
+            "figures": "task-fig-0000\n task-fig-0002, task-fig-0003",
+            "figure_sample": 2,
+        },
+    )
     assert picked.status_code == 302
     from annotation.models import Study as StudyModel
 
     chosen = set(StudyModel.objects.get(name="picked").figures.values_list("task_id", flat=True))
     assert len(chosen) == 2 and chosen <= {"task-fig-0000", "task-fig-0002", "task-fig-0003"}
-    refused = client.post("/coordinate/", {"name": "refused", "configurations": list(SLUGS[:2]), "target_per_pair": 5, "overlap_rate": 0, "seed": 1,
-                                            "quota_per_annotator": 10, "min_dwell_ms": 0, "lease_seconds": 600, "figures": "task-nope"})
+    refused = client.post(
+        "/coordinate/",
+        {
+            "name": "refused",
+            "configurations": list(SLUGS[:2]),
+            "target_per_pair": 5,
+            "overlap_rate": 0,
+            "seed": 1,
+            "quota_per_annotator": 10,
+            "min_dwell_ms": 0,
+            "lease_seconds": 600,
+            "figures": "task-nope",
+        },
+    )
     assert refused.status_code == 200 and b"unknown figures: task-nope" in refused.content
-    by_api = client.post("/api/studies/", {"name": "api-picked", "configurations": list(SLUGS[:2]), "figure_fields": ["cs.CV"], "figure_sample": 1},
-                         content_type="application/json")
+    by_api = client.post(
+        "/api/studies/",
+        {"name": "api-picked", "configurations": list(SLUGS[:2]), "figure_fields": ["cs.CV"], "figure_sample": 1},
+        content_type="application/json",
+    )
     assert by_api.status_code == 201 and StudyModel.objects.get(name="api-picked").figures.count() == 1
     user = annotator()
     client.post("/coordinate/third/", {"action": "annotators", "annotators": [user.pk]})
@@ -155,14 +217,18 @@ def test_annotator_errors_reveal_nothing_even_in_debug(study, settings, monkeypa
     client.raise_request_exception = False
     token = client.post("/api/annotate/next/", content_type="application/json").json()["item"]["token"]
     # out-of-range numbers are input errors, not server errors
-    huge = client.post("/api/annotate/submit/", {"token": token, "outcome": "a", "dwell_ms": 10**20}, content_type="application/json")
+    huge = client.post(
+        "/api/annotate/submit/", {"token": token, "outcome": "a", "dwell_ms": 10**20}, content_type="application/json"
+    )
     assert huge.status_code == 400 and huge.json()["error"] == "invalid" and "dwell_ms" in huge.json()["detail"]
 
     def broken(**kwargs):
         raise RuntimeError("cfg-alpha-direct artifact 17 task-fig-0001")
 
     monkeypatch.setattr(services, "comparison_submit", broken)
-    failed = client.post("/api/annotate/submit/", {"token": token, "outcome": "a", "dwell_ms": 10}, content_type="application/json")
+    failed = client.post(
+        "/api/annotate/submit/", {"token": token, "outcome": "a", "dwell_ms": 10}, content_type="application/json"
+    )
     assert failed.status_code == 500 and failed["Content-Type"] == "application/json"
     body = failed.content.decode()
     assert "Reload" in body and "cfg-" not in body and "task-fig" not in body and "Traceback" not in body
@@ -170,7 +236,7 @@ def test_annotator_errors_reveal_nothing_even_in_debug(study, settings, monkeypa
 
 def test_dashboard_numbers_by_hand():
     """A small scenario through the services on a fixed clock; every dashboard number counted by hand."""
-    from datetime import datetime, timedelta, timezone as dt_timezone
+    from datetime import datetime, timedelta
     from unittest import mock
 
     from agents.models import Configuration
@@ -178,8 +244,10 @@ def test_dashboard_numbers_by_hand():
     from tests.factories import artifact_create, figure_create
 
     figs, configs, _ = build_corpus(figures=4)
-    artifact_create(configs[3], figure_create("task-fig-extra", index=9))  # a figure only cfg-charlie-direct has: not the study's
-    t0, clock = datetime(2026, 3, 2, 9, 0, tzinfo=dt_timezone.utc), {}
+    artifact_create(
+        configs[3], figure_create("task-fig-extra", index=9)
+    )  # a figure only cfg-charlie-direct has: not the study's
+    t0, clock = datetime(2026, 3, 2, 9, 0, tzinfo=UTC), {}
     users = {name: annotator(name) for name in ("ann-one", "ann-two", "ann-three")}
 
     def at(minute):
@@ -187,7 +255,14 @@ def test_dashboard_numbers_by_hand():
 
     with mock.patch("django.utils.timezone.now", lambda: clock["now"]):
         at(0)
-        study = services.study_create(name="board", configurations=SLUGS[:3], target_per_pair=2, overlap_rate=0.5, min_dwell_ms=3000, lease_seconds=900)
+        study = services.study_create(
+            name="board",
+            configurations=SLUGS[:3],
+            target_per_pair=2,
+            overlap_rate=0.5,
+            min_dwell_ms=3000,
+            lease_seconds=900,
+        )
         log = []
 
         def vote(minute, who, outcome, dwell_ms):  # asks at `minute`, submits a minute later
@@ -195,7 +270,15 @@ def test_dashboard_numbers_by_hand():
             lease = next_lease(study=study, annotator=users[who])
             at(minute + 1)
             submit_vote(token=lease.token, annotator=users[who], outcome=outcome, reason="r", dwell_ms=dwell_ms)
-            log.append((who, lease.item_id, lease.is_overlap, (lease.item.config_x_id, lease.item.config_y_id), lease.item.figure_id))
+            log.append(
+                (
+                    who,
+                    lease.item_id,
+                    lease.is_overlap,
+                    (lease.item.config_x_id, lease.item.config_y_id),
+                    lease.item.figure_id,
+                )
+            )
 
         def lease(minute, who):
             at(minute)
@@ -214,7 +297,12 @@ def test_dashboard_numbers_by_hand():
         at(89)
         a, b, c = (entry[1] for entry in log[:2] + log[4:])
         assert [(who, item, overlap) for who, item, overlap, _, _ in log] == [
-            ("ann-one", a, False), ("ann-two", b, False), ("ann-one", b, True), ("ann-two", a, True), ("ann-one", c, False)]
+            ("ann-one", a, False),
+            ("ann-two", b, False),
+            ("ann-one", b, True),
+            ("ann-two", a, True),
+            ("ann-one", c, False),
+        ]
         pair = {item: p for _, item, _, p, _ in log}
         assert len({pair[a], pair[b], pair[c]}) == 3 and log[0][4] != log[1][4]
         board = selectors.study_dashboard(study=study)
@@ -224,7 +312,12 @@ def test_dashboard_numbers_by_hand():
     assert board["votes"] == 4
     # heatmap: A's pair 2, B's pair 2, the third pair 0 (its only vote is uncounted); target 2 ⇒ 2 pairs at target.
     pk_of = {c.slug: c.pk for c in configs}
-    cells = {(row["configuration"].pk, pk_of[cell["y"]]): cell["n"] for row in board["matrix"] for cell in row["cells"] if cell}
+    cells = {
+        (row["configuration"].pk, pk_of[cell["y"]]): cell["n"]
+        for row in board["matrix"]
+        for cell in row["cells"]
+        if cell
+    }
     assert cells == {pair[a]: 2, pair[b]: 2, pair[c]: 0}
     assert board["pairs_at_target"] == 2 and board["pairs"] == 3
     # figures: the 4 with artifacts of the study's configurations (not task-fig-extra); A's and B's covered.
@@ -235,15 +328,42 @@ def test_dashboard_numbers_by_hand():
     assert board["open_leases"] == 1
     rows = {r["annotator"]: r for r in board["annotators"]}
     # ann-one: 3 votes from minute 1 to 61 ⇒ 3 per hour; dwell 4, 6, 2 s ⇒ median 4; 1 skip of 4; left (A) 2 of 3 decisive.
-    assert rows["ann-one"] == {"annotator": "ann-one", "votes": 3, "counted": 2, "per_hour": 3.0, "median_dwell_s": 4.0, "skip_rate": 0.25, "left_share": 0.667}
+    assert rows["ann-one"] == {
+        "annotator": "ann-one",
+        "votes": 3,
+        "counted": 2,
+        "per_hour": 3.0,
+        "median_dwell_s": 4.0,
+        "skip_rate": 0.25,
+        "left_share": 0.667,
+    }
     # ann-two: 2 votes from minute 11 to 41 ⇒ 4 per hour; dwell 8, 10 s ⇒ 9; no skips; one decisive vote, for A.
-    assert rows["ann-two"] == {"annotator": "ann-two", "votes": 2, "counted": 2, "per_hour": 4.0, "median_dwell_s": 9.0, "skip_rate": 0.0, "left_share": 1.0}
+    assert rows["ann-two"] == {
+        "annotator": "ann-two",
+        "votes": 2,
+        "counted": 2,
+        "per_hour": 4.0,
+        "median_dwell_s": 9.0,
+        "skip_rate": 0.0,
+        "left_share": 1.0,
+    }
     # ann-three: a skip and nothing else.
-    assert rows["ann-three"] == {"annotator": "ann-three", "votes": 0, "counted": 0, "per_hour": None, "median_dwell_s": None, "skip_rate": 1.0, "left_share": None}
+    assert rows["ann-three"] == {
+        "annotator": "ann-three",
+        "votes": 0,
+        "counted": 0,
+        "per_hour": None,
+        "median_dwell_s": None,
+        "skip_rate": 1.0,
+        "left_share": None,
+    }
     assert board["left_share"] == 0.75  # 3 of 4 decisive votes for the left pane
     assert page.status_code == 200
     html = page.content.decode()
-    assert '<b id="overlap">2 / 1</b>items rated by ≥ 2 annotators / target items' in html and "<b>2 / 4</b>study figures" in html
+    assert (
+        '<b id="overlap">2 / 1</b>items rated by ≥ 2 annotators / target items' in html
+        and "<b>2 / 4</b>study figures" in html
+    )
 
     # Reversing the declaration order reverses every pair: the heatmap still counts the votes (both orientations).
     for configuration in configs[:3]:
@@ -258,8 +378,12 @@ def test_pool_is_rebuilt_when_figures_change_but_their_id_sum_does_not():
     from annotation.models import Item, Study
 
     figs, _, _ = build_corpus(figures=4)
-    study = services.study_create(name="swap", configurations=SLUGS[:2], figures=[figs[0].task_id, figs[3].task_id], min_dwell_ms=0)
-    assert figs[0].pk + figs[3].pk == figs[1].pk + figs[2].pk  # the same count and sum of ids: a sum signature misses it
+    study = services.study_create(
+        name="swap", configurations=SLUGS[:2], figures=[figs[0].task_id, figs[3].task_id], min_dwell_ms=0
+    )
+    assert (
+        figs[0].pk + figs[3].pk == figs[1].pk + figs[2].pk
+    )  # the same count and sum of ids: a sum signature misses it
     before = study.pool_signature
     study.figures.set([figs[1], figs[2]])
     user = annotator()
@@ -279,18 +403,31 @@ def test_reason_for_decisive_votes_is_a_study_setting_and_researchers_only_read_
     study.annotators.add(user)
     client = login(user)
     token = client.post("/api/annotate/next/", content_type="application/json").json()["item"]["token"]
-    bare = client.post("/api/annotate/submit/", {"token": token, "outcome": "a", "dwell_ms": 10}, content_type="application/json")
+    bare = client.post(
+        "/api/annotate/submit/", {"token": token, "outcome": "a", "dwell_ms": 10}, content_type="application/json"
+    )
     assert bare.status_code == 400 and bare.json()["detail"] == "a short reason is required for this vote"
     assert not Comparison.objects.exists()
-    given = client.post("/api/annotate/submit/", {"token": token, "outcome": "a", "reason": "labels match", "dwell_ms": 10},
-                        content_type="application/json")
+    given = client.post(
+        "/api/annotate/submit/",
+        {"token": token, "outcome": "a", "reason": "labels match", "dwell_ms": 10},
+        content_type="application/json",
+    )
     assert given.status_code == 200 and Comparison.objects.get().reason == "labels match"
 
     researcher, _ = user_create_with_role(username="res-one", password=PASSWORD, role="researcher")
     reader = login(researcher)
     assert reader.get("/api/studies/").status_code == 200
     assert reader.get(f"/api/studies/{study.name}/coverage/").status_code == 200
-    assert reader.post("/api/studies/", {"name": "nope", "configurations": list(SLUGS[:2])}, content_type="application/json").status_code == 403
+    assert (
+        reader.post(
+            "/api/studies/", {"name": "nope", "configurations": list(SLUGS[:2])}, content_type="application/json"
+        ).status_code
+        == 403
+    )
     assert reader.post(f"/coordinate/{study.name}/", {"action": "status", "status": "closed"}).status_code == 403
     # annotators read no study data at all
-    assert client.get("/api/studies/").status_code == 403 and client.get(f"/coordinate/{study.name}/").status_code in (302, 403)
+    assert client.get("/api/studies/").status_code == 403 and client.get(f"/coordinate/{study.name}/").status_code in (
+        302,
+        403,
+    )

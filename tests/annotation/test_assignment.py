@@ -1,4 +1,5 @@
 """The pure assignment rules (no database)."""
+
 import pytest
 
 from annotation import assignment

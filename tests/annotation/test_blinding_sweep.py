@@ -216,7 +216,7 @@ def test_every_url_pattern_is_refused_or_blind(world):
 
 
 def test_annotator_api_errors_are_blind(world):
-    client, forbidden, pks = world["client"], world["forbidden"], world["artifact_pks"]
+    client, forbidden = world["client"], world["forbidden"]
     own, foreign = world["lease"].token, world["foreign"].token
 
     def post(path, body):

@@ -1,4 +1,5 @@
 """A real browser on the comparison screen: keyboard and mouse votes, undo, skip, and the blinding crawl."""
+
 import json
 import os
 from pathlib import Path
@@ -16,7 +17,14 @@ os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 OUTPUT = Path(__file__).resolve().parent.parent / "output"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def forbidden_strings(figures, configurations, artifacts) -> set[str]:
@@ -25,7 +33,16 @@ def forbidden_strings(figures, configurations, artifacts) -> set[str]:
     for c in configurations:
         found |= {c.slug, c.label, c.model, c.harness}
     for f in figures:
-        found |= {f.task_id, f.arxiv_id, f.title, f.sha256, f.image.name, Path(f.image.name).name, f.source_path, f.abs_url}
+        found |= {
+            f.task_id,
+            f.arxiv_id,
+            f.title,
+            f.sha256,
+            f.image.name,
+            Path(f.image.name).name,
+            f.source_path,
+            f.abs_url,
+        }
     for a in artifacts:
         found |= {a.render_sha256, a.render_png.name, Path(a.render_png.name).name}
     return {s.lower() for s in found if s and len(s) >= 4}
@@ -58,7 +75,9 @@ def browser_page(live_server):
 
 def test_vote_with_keyboard_and_mouse_undo_skip_and_nothing_leaks(live_server, browser_page):
     figures, configurations, artifacts = build_corpus(figures=4, configurations=SLUGS)
-    study = services.study_create(name="browser", configurations=SLUGS, min_dwell_ms=600, quota_per_annotator=4, overlap_rate=0)
+    study = services.study_create(
+        name="browser", configurations=SLUGS, min_dwell_ms=600, quota_per_annotator=4, overlap_rate=0
+    )
     user = annotator("ann-browser")
     study.annotators.add(user)
     forbidden = forbidden_strings(figures, configurations, artifacts)
@@ -79,7 +98,15 @@ def test_vote_with_keyboard_and_mouse_undo_skip_and_nothing_leaks(live_server, b
     # CSRF check refuses; the comparison screen's own requests set a same-origin policy.)
     client = Client()
     assert client.login(username=user.username, password=PASSWORD)
-    page.context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": client.cookies[settings.SESSION_COOKIE_NAME].value, "url": live_server.url}])
+    page.context.add_cookies(
+        [
+            {
+                "name": settings.SESSION_COOKIE_NAME,
+                "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
+                "url": live_server.url,
+            }
+        ]
+    )
     page.goto(f"{live_server.url}/")
     page.wait_for_url("**/annotate/")
 
@@ -158,7 +185,9 @@ def test_vote_with_keyboard_and_mouse_undo_skip_and_nothing_leaks(live_server, b
     assert (OUTPUT / "annotate-1440x900.png").stat().st_size > 10_000
 
     # the blinding crawl: every URL, header and body the annotator's browser received
-    assert any("/annotate/img/" in url for url, _, _ in seen) and any("/api/annotate/submit/" in url for url, _, _ in seen)
+    assert any("/annotate/img/" in url for url, _, _ in seen) and any(
+        "/api/annotate/submit/" in url for url, _, _ in seen
+    )
     leaks = []
     for url, headers, body in seen:
         texts = {"url": url.lower(), "headers": json.dumps(headers).lower(), "body": body.decode("latin-1").lower()}
@@ -174,5 +203,7 @@ def test_vote_with_keyboard_and_mouse_undo_skip_and_nothing_leaks(live_server, b
                     leaks.append(f"{url} JSON key {key}")
         if "/annotate/img/" in url:
             assert headers.get("cache-control") == "private, no-store"
-            assert body[:8] == b"\x89PNG\r\n\x1a\n" and b"tEXt" not in body and b"iTXt" not in body and b"eXIf" not in body
+            assert (
+                body[:8] == b"\x89PNG\r\n\x1a\n" and b"tEXt" not in body and b"iTXt" not in body and b"eXIf" not in body
+            )
     assert not leaks, "\n".join(leaks[:20])

@@ -1,5 +1,6 @@
 """Several annotator clients at once against a live server, on either database: no duplicate leases, no lost or doubled
 votes."""
+
 import json
 import threading
 import urllib.request
@@ -24,11 +25,17 @@ class ApiClient:
         client = Client()
         assert client.login(username=username, password=PASSWORD)
         self.base = base
-        self.cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}; csrftoken={CSRF}"
+        self.cookie = (
+            f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}; csrftoken={CSRF}"
+        )
 
     def post(self, path: str, body: dict) -> tuple[int, dict]:
-        request = urllib.request.Request(self.base + path, data=json.dumps(body).encode(), method="POST",
-                                         headers={"Content-Type": "application/json", "Cookie": self.cookie, "X-CSRFToken": CSRF})
+        request = urllib.request.Request(
+            self.base + path,
+            data=json.dumps(body).encode(),
+            method="POST",
+            headers={"Content-Type": "application/json", "Cookie": self.cookie, "X-CSRFToken": CSRF},
+        )
         try:
             with urllib.request.urlopen(request, timeout=60) as response:
                 return response.status, json.loads(response.read())
@@ -57,7 +64,9 @@ def run_all(workers):
 
 def test_simultaneous_annotators_get_distinct_leases_and_every_vote_once(live_server):
     build_corpus(figures=8)
-    study = services.study_create(name="race", configurations=SLUGS, min_dwell_ms=0, overlap_rate=0, quota_per_annotator=6)
+    study = services.study_create(
+        name="race", configurations=SLUGS, min_dwell_ms=0, overlap_rate=0, quota_per_annotator=6
+    )
     users = [annotator(f"ann-{i}") for i in range(8)]
     study.annotators.add(*users)
     clients = [ApiClient(live_server.url, u.username) for u in users]
@@ -74,13 +83,16 @@ def test_simultaneous_annotators_get_distinct_leases_and_every_vote_once(live_se
                 assert client.post("/api/annotate/submit/", body)[0] == 200
                 assert client.post("/api/annotate/submit/", body)[0] == 200
                 stored[name] += 1
+
         return work
 
     run_all([session(c, u.username) for c, u in zip(clients, users)])
     assert sum(stored.values()) == 48
     assert Comparison.objects.count() == 48
     assert Lease.objects.filter(state="submitted").count() == 48
-    per_item = Counter(Lease.objects.filter(state__in=["open", "submitted"], is_overlap=False).values_list("item_id", flat=True))
+    per_item = Counter(
+        Lease.objects.filter(state__in=["open", "submitted"], is_overlap=False).values_list("item_id", flat=True)
+    )
     assert max(per_item.values()) == 1, "an item was handed to two annotators at once"
     per_lease = Counter(Comparison.objects.values_list("lease_id", flat=True))
     assert set(per_lease.values()) == {1}
@@ -97,6 +109,13 @@ def test_racing_double_submits_on_one_lease_store_one_vote(live_server):
     status, data = clients[0].post("/api/annotate/next/", {})
     token = data["item"]["token"]
     answers = []
-    run_all([lambda c=c: answers.append(c.post("/api/annotate/submit/", {"token": token, "outcome": "b", "dwell_ms": 5000})) for c in clients])
+    run_all(
+        [
+            lambda c=c: answers.append(
+                c.post("/api/annotate/submit/", {"token": token, "outcome": "b", "dwell_ms": 5000})
+            )
+            for c in clients
+        ]
+    )
     assert [s for s, _ in answers] == [200] * 6
     assert Comparison.objects.count() == 1 and Comparison.objects.get().outcome == "b"

@@ -1,4 +1,5 @@
 """Studies, the assignment engine, votes, undo, tables, export and import."""
+
 import io
 import json
 from datetime import timedelta
@@ -9,9 +10,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
 
-from core.errors import AppError
 from annotation import selectors, services
 from annotation.models import Comparison, Lease, Study
+from core.errors import AppError
 from tests.annotation.data import SLUGS, annotator, build_corpus, next_lease, submit_vote
 
 pytestmark = pytest.mark.django_db
@@ -159,7 +160,9 @@ def test_undo_supersedes_and_keeps_both_records():
     withdrawal = Comparison.objects.get(supersedes=original)
     assert withdrawal.withdrawn and Comparison.objects.get(pk=original.pk).superseded
     assert selectors.comparisons_frame(study="pilot").empty
-    revised = submit_vote(token=lease.token, annotator=user, outcome="tie_failure", reason="both miss arrows", dwell_ms=4000)
+    revised = submit_vote(
+        token=lease.token, annotator=user, outcome="tie_failure", reason="both miss arrows", dwell_ms=4000
+    )
     assert revised.supersedes_id == withdrawal.pk and Comparison.objects.count() == 3
     frame = selectors.comparisons_frame(study="pilot")
     assert list(frame["outcome"]) == ["tie_failure"]
@@ -196,8 +199,23 @@ def test_comparisons_and_coverage_tables():
     user = annotator()
     lease, cmp_ = vote(study, user, outcome="b")
     frame = selectors.comparisons_frame(study="pilot")
-    assert list(frame.columns[:15]) == ["comparison_id", "study", "task_id", "annotator", "config_a", "config_b", "left_config", "outcome",
-                                        "reason", "created_at", "dwell_ms", "render_sha256_a", "render_sha256_b", "audit_sha256_a", "audit_sha256_b"]
+    assert list(frame.columns[:15]) == [
+        "comparison_id",
+        "study",
+        "task_id",
+        "annotator",
+        "config_a",
+        "config_b",
+        "left_config",
+        "outcome",
+        "reason",
+        "created_at",
+        "dwell_ms",
+        "render_sha256_a",
+        "render_sha256_b",
+        "audit_sha256_a",
+        "audit_sha256_b",
+    ]
     row = frame.iloc[0]
     assert row["left_config"] == row["config_a"] and row["annotator"] == "ann-one" and row["outcome"] == "b"
     assert row["render_sha256_a"] == cmp_.artifact_a.render_sha256 and len(row["audit_sha256_a"]) == 64
@@ -218,7 +236,9 @@ def test_export_then_import_round_trip_and_errors(tmp_path):
     out = tmp_path / "cmp.csv"
     call_command("export", "comparisons", study="pilot", format="csv", out=out, stderr=io.StringIO())
     text = out.read_text()
-    assert text.splitlines()[0].startswith("comparison_id,study,task_id,annotator,config_a,config_b,left_config,outcome")
+    assert text.splitlines()[0].startswith(
+        "comparison_id,study,task_id,annotator,config_a,config_b,left_config,outcome"
+    )
     renamed = tmp_path / "other.csv"
     frame = pd.read_csv(out, dtype=str, keep_default_na=False)
     frame["study"], frame["comparison_id"] = "elsewhere", "copy-" + frame["comparison_id"]
@@ -231,16 +251,44 @@ def test_export_then_import_round_trip_and_errors(tmp_path):
     assert Comparison.objects.count() == 6
     copied = selectors.comparisons_frame(study="elsewhere")
     original = selectors.comparisons_frame(study="pilot")
-    columns = ["task_id", "annotator", "config_a", "config_b", "left_config", "outcome", "reason", "created_at", "dwell_ms", "render_sha256_a", "audit_sha256_b"]
+    columns = [
+        "task_id",
+        "annotator",
+        "config_a",
+        "config_b",
+        "left_config",
+        "outcome",
+        "reason",
+        "created_at",
+        "dwell_ms",
+        "render_sha256_a",
+        "audit_sha256_b",
+    ]
     assert copied[columns].equals(original[columns])
     json_out = tmp_path / "cmp.json"
     call_command("export", "comparisons", study="pilot", format="json", out=json_out, stderr=io.StringIO())
     assert len(json.loads(json_out.read_text())["rows"]) == 3
 
-    good = {"comparison_id": "ext-1", "study": "ext", "task_id": "task-fig-0001", "annotator": "someone", "config_a": "cfg-bravo-direct",
-            "config_b": "cfg-alpha-direct", "left_config": "cfg-bravo-direct", "outcome": "a", "reason": "", "created_at": "2025-01-02T03:04:05Z", "dwell_ms": 4200}
-    rows = [good, {**good, "comparison_id": "ext-2", "task_id": "task-nope"}, {**good, "comparison_id": "ext-3", "config_b": "cfg-zulu"},
-            {**good, "comparison_id": "ext-4", "outcome": "maybe"}, {**good, "comparison_id": "ext-5", "outcome": "b"}]
+    good = {
+        "comparison_id": "ext-1",
+        "study": "ext",
+        "task_id": "task-fig-0001",
+        "annotator": "someone",
+        "config_a": "cfg-bravo-direct",
+        "config_b": "cfg-alpha-direct",
+        "left_config": "cfg-bravo-direct",
+        "outcome": "a",
+        "reason": "",
+        "created_at": "2025-01-02T03:04:05Z",
+        "dwell_ms": 4200,
+    }
+    rows = [
+        good,
+        {**good, "comparison_id": "ext-2", "task_id": "task-nope"},
+        {**good, "comparison_id": "ext-3", "config_b": "cfg-zulu"},
+        {**good, "comparison_id": "ext-4", "outcome": "maybe"},
+        {**good, "comparison_id": "ext-5", "outcome": "b"},
+    ]
     jsonl = tmp_path / "ext.jsonl"
     jsonl.write_text("\n".join(json.dumps(r) for r in rows) + "\nnot json\n")
     errors = import_rejecting(jsonl, rejected=4)
@@ -267,9 +315,19 @@ def import_rejecting(path, *, rejected: int) -> str:
 def _counters(study):
     from annotation.models import Item, StudyFigure, StudyPair
 
-    return (sorted(Item.objects.filter(study=study).values_list("pk", "open_count", "submitted_count", "votes", "in_pool", "is_overlap")),
-            sorted(StudyPair.objects.filter(study=study).values_list("config_x_id", "config_y_id", "votes", "open_fresh", "x_left", "y_left")),
-            sorted(StudyFigure.objects.filter(study=study).values_list("figure_id", "uses")))
+    return (
+        sorted(
+            Item.objects.filter(study=study).values_list(
+                "pk", "open_count", "submitted_count", "votes", "in_pool", "is_overlap"
+            )
+        ),
+        sorted(
+            StudyPair.objects.filter(study=study).values_list(
+                "config_x_id", "config_y_id", "votes", "open_fresh", "x_left", "y_left"
+            )
+        ),
+        sorted(StudyFigure.objects.filter(study=study).values_list("figure_id", "uses")),
+    )
 
 
 def test_pool_counters_kept_in_step_equal_a_rebuild():
@@ -329,16 +387,22 @@ def test_study_figures_by_task_ids_field_and_seeded_sample():
     with pytest.raises(AppError, match="no figure matches"):
         services.study_figures_choose(task_ids=["task-fig-0001"], fields=["cs.CL"])
 
-    pilot = services.study_create(name="pilot-cv", configurations=SLUGS, figure_fields=["cs.CV"], figure_sample=3, seed=5)
+    pilot = services.study_create(
+        name="pilot-cv", configurations=SLUGS, figure_fields=["cs.CV"], figure_sample=3, seed=5
+    )
     chosen = set(pilot.figures.values_list("task_id", flat=True))
     assert len(chosen) == 3 and all(t.startswith("task-fig-") for t in chosen)
     # the pool holds exactly those figures: 6 pairs x 3 figures
     assert set(pilot.items.filter(in_pool=True).values_list("figure__task_id", flat=True)) == chosen
     assert pilot.items.filter(in_pool=True).count() == 6 * 3
-    again = services.study_create(name="pilot-cv-again", configurations=SLUGS, figure_fields=["cs.CV"], figure_sample=3, seed=5)
+    again = services.study_create(
+        name="pilot-cv-again", configurations=SLUGS, figure_fields=["cs.CV"], figure_sample=3, seed=5
+    )
     assert set(again.figures.values_list("task_id", flat=True)) == chosen
     whole = services.study_create(name="whole", configurations=SLUGS)
-    assert not whole.figures.exists() and whole.items.filter(in_pool=True).count() == 6 * 6  # the NLP figures have no artifacts
+    assert (
+        not whole.figures.exists() and whole.items.filter(in_pool=True).count() == 6 * 6
+    )  # the NLP figures have no artifacts
     with pytest.raises(AppError, match="unknown figures"):
         services.study_create(name="bad", configurations=SLUGS, figures=["task-nope"])
     assert not StudyModel.objects.filter(name="bad").exists()
@@ -352,7 +416,11 @@ def test_invited_annotator_chooses_a_password_through_a_one_time_link():
     study, *_ = make_study()
     coord = Client()
     coord.force_login(coordinator())
-    response = coord.post(f"/coordinate/{study.name}/", {"action": "invite", "username": "new-annotator", "email": "n@example.org"}, follow=True)
+    response = coord.post(
+        f"/coordinate/{study.name}/",
+        {"action": "invite", "username": "new-annotator", "email": "n@example.org"},
+        follow=True,
+    )
     message = next(str(m) for m in response.context["messages"])
     assert "one-time link" in message
     link = message.split("password: ", 1)[1]
@@ -365,15 +433,24 @@ def test_invited_annotator_chooses_a_password_through_a_one_time_link():
 
     guest = Client()
     form_page = guest.get(link, follow=True)  # Django moves the token into the session and redirects
-    assert form_page.status_code == 200 and b"Choose a password" in form_page.content and b"new-annotator" in form_page.content
-    done = guest.post(form_page.redirect_chain[-1][0], {"new_password1": "a-long-pass-phrase-7", "new_password2": "a-long-pass-phrase-7"})
+    assert (
+        form_page.status_code == 200
+        and b"Choose a password" in form_page.content
+        and b"new-annotator" in form_page.content
+    )
+    done = guest.post(
+        form_page.redirect_chain[-1][0],
+        {"new_password1": "a-long-pass-phrase-7", "new_password2": "a-long-pass-phrase-7"},
+    )
     assert done.status_code == 302 and done["Location"] == "/accounts/set-password/done/"
     assert Client().login(username="new-annotator", password="a-long-pass-phrase-7")
     # the link is spent
     assert b"not valid any more" in Client().get(link, follow=True).content
     # an account that has a password is only assigned, no link
     existing = annotator("ann-existing")
-    response = coord.post(f"/coordinate/{study.name}/", {"action": "invite", "username": existing.username}, follow=True)
+    response = coord.post(
+        f"/coordinate/{study.name}/", {"action": "invite", "username": existing.username}, follow=True
+    )
     assert "already has an account" in next(str(m) for m in response.context["messages"])
     assert study.annotators.filter(pk=existing.pk).exists()
     bad = coord.post(f"/coordinate/{study.name}/", {"action": "invite", "username": "no spaces allowed!"}, follow=True)
@@ -419,11 +496,28 @@ def test_import_json_document_bom_and_bad_values_are_rejected_row_by_row(tmp_pat
     call_command("import_comparisons", json_out, no_progress=True, stdout=stdout, stderr=io.StringIO())
     assert "2 imported" in stdout.getvalue() and len(selectors.comparisons_frame(study="from-json")) == 2
 
-    good = {"comparison_id": "x-1", "study": "bad-values", "task_id": "task-fig-0001", "annotator": "someone", "config_a": "cfg-bravo-direct",
-            "config_b": "cfg-alpha-direct", "left_config": "cfg-bravo-direct", "outcome": "a", "reason": "", "created_at": "", "dwell_ms": ""}
-    rows = [good, {**good, "comparison_id": "x-2", "dwell_ms": "-5"}, {**good, "comparison_id": "x-3", "created_at": "2024-13-45T00:00:00"},
-            {**good, "comparison_id": "x-4", "dwell_ms": "1e30"}, {**good, "comparison_id": "x-5", "study": "Bad Name!"},
-            {**good, "comparison_id": "x-6", "render_sha256_a": "f" * 64}, {**good, "comparison_id": "x-7", "outcome": "b"}]
+    good = {
+        "comparison_id": "x-1",
+        "study": "bad-values",
+        "task_id": "task-fig-0001",
+        "annotator": "someone",
+        "config_a": "cfg-bravo-direct",
+        "config_b": "cfg-alpha-direct",
+        "left_config": "cfg-bravo-direct",
+        "outcome": "a",
+        "reason": "",
+        "created_at": "",
+        "dwell_ms": "",
+    }
+    rows = [
+        good,
+        {**good, "comparison_id": "x-2", "dwell_ms": "-5"},
+        {**good, "comparison_id": "x-3", "created_at": "2024-13-45T00:00:00"},
+        {**good, "comparison_id": "x-4", "dwell_ms": "1e30"},
+        {**good, "comparison_id": "x-5", "study": "Bad Name!"},
+        {**good, "comparison_id": "x-6", "render_sha256_a": "f" * 64},
+        {**good, "comparison_id": "x-7", "outcome": "b"},
+    ]
     bom = tmp_path / "excel.csv"
     pd.DataFrame(rows).to_csv(bom, index=False, encoding="utf-8-sig")
     assert bom.read_bytes().startswith(b"\xef\xbb\xbf")

@@ -11,6 +11,7 @@ warmed up before the clock starts; only the time from sending a request to readi
 load; so is "auth", an authenticated API request that stops at input validation (session, user and role queries, no
 service call): the floor of any annotator request.
 """
+
 import contextlib
 import json
 import os
@@ -28,6 +29,7 @@ MAX_QUERIES = 20
 TARGET_RATIO = 3.0
 ALONE_ROUNDS = 30
 CSRF = "c" * 32  # any well-formed token works when cookie and header agree
+
 
 # --- the load generator (runs in its own process; standard library only) ------------------------
 def _load(host: str, port: int, cookies: list[str], rounds: int) -> dict:
@@ -73,7 +75,9 @@ def _load(host: str, port: int, cookies: list[str], rounds: int) -> dict:
                     with lock:
                         errors.append(["next", status_n, data])
                     continue
-                t_s, status_s, body = call("POST", "/api/annotate/submit/", {"token": data["item"]["token"], "outcome": "b", "dwell_ms": 4000})
+                t_s, status_s, body = call(
+                    "POST", "/api/annotate/submit/", {"token": data["item"]["token"], "outcome": "b", "dwell_ms": 4000}
+                )
                 with lock:
                     if status_s != 200 or status_h != 200 or status_a != 400:
                         errors.append(["submit", status_s, status_h, status_a, body.decode()[:200]])
@@ -113,18 +117,69 @@ def paper_scale():
     from corpus.models import Figure
     from tests.annotation.data import annotator
 
-    configs = Configuration.objects.bulk_create([Configuration(slug=f"c{i:02d}", model=f"m{i % 5}", harness="h", workflow="direct" if i % 2 else "specialized",
-                                                               reasoning_effort="high", label=f"C{i}", position=i) for i in range(10)])
-    figures = Figure.objects.bulk_create([Figure(
-        task_id=f"t{i:04d}", arxiv_id=f"2401.{i:05d}", arxiv_base_id=f"2401.{i:05d}", arxiv_version="v1", title="t", authors=[], abs_url="https://a.b/",
-        pdf_url="https://a.b/", source_url="https://a.b/", license="CC BY 4.0", source_path="f.png", sha256="0" * 64, selection_score=1.0,
-        field="cs.CV", manifest_image="f.png", image="corpus/x.png", image_format="PNG", image_mode="RGB", width=1, height=1, megapixels=0.0,
-        orientation="square", file_size=1) for i in range(1000)])
-    Artifact.objects.bulk_create([Artifact(configuration=c, figure=f, gate_passed=True, audit_summary={"text boxes": 1}) for c in configs for f in figures])
+    configs = Configuration.objects.bulk_create(
+        [
+            Configuration(
+                slug=f"c{i:02d}",
+                model=f"m{i % 5}",
+                harness="h",
+                workflow="direct" if i % 2 else "specialized",
+                reasoning_effort="high",
+                label=f"C{i}",
+                position=i,
+            )
+            for i in range(10)
+        ]
+    )
+    figures = Figure.objects.bulk_create(
+        [
+            Figure(
+                task_id=f"t{i:04d}",
+                arxiv_id=f"2401.{i:05d}",
+                arxiv_base_id=f"2401.{i:05d}",
+                arxiv_version="v1",
+                title="t",
+                authors=[],
+                abs_url="https://a.b/",
+                pdf_url="https://a.b/",
+                source_url="https://a.b/",
+                license="CC BY 4.0",
+                source_path="f.png",
+                sha256="0" * 64,
+                selection_score=1.0,
+                field="cs.CV",
+                manifest_image="f.png",
+                image="corpus/x.png",
+                image_format="PNG",
+                image_mode="RGB",
+                width=1,
+                height=1,
+                megapixels=0.0,
+                orientation="square",
+                file_size=1,
+            )
+            for i in range(1000)
+        ]
+    )
+    Artifact.objects.bulk_create(
+        [
+            Artifact(configuration=c, figure=f, gate_passed=True, audit_summary={"text boxes": 1})
+            for c in configs
+            for f in figures
+        ]
+    )
     started = time.perf_counter()
-    study = services.study_create(name="paper", configurations=[c.slug for c in configs], min_dwell_ms=0, target_per_pair=100, overlap_rate=0.04,
-                                  quota_per_annotator=1000)
-    print(f"\nstudy_create (materialises the pool): {time.perf_counter() - started:.2f} s, {Item.objects.filter(study=study).count()} items")
+    study = services.study_create(
+        name="paper",
+        configurations=[c.slug for c in configs],
+        min_dwell_ms=0,
+        target_per_pair=100,
+        overlap_rate=0.04,
+        quota_per_annotator=1000,
+    )
+    print(
+        f"\nstudy_create (materialises the pool): {time.perf_counter() - started:.2f} s, {Item.objects.filter(study=study).count()} items"
+    )
     # 4,270 past votes by one annotator, written in bulk (not through the services), on the study's pooled items
     pairs = [(configs[i], configs[j]) for i in range(10) for j in range(i + 1, 10)]
     pool = {(it.figure_id, it.config_x_id, it.config_y_id): it for it in Item.objects.filter(study=study)}
@@ -134,11 +189,39 @@ def paper_scale():
         x, y = pairs[n % 45]
         items.append(pool[(figures[(n * 7) % 1000].pk, x.pk, y.pk)])
     now = timezone.now()
-    leases = Lease.objects.bulk_create([Lease(token=f"past-{n}", study=study, item=it, annotator=voter, left_is_x=n % 2 == 0, state="submitted", expires_at=now)
-                                        for n, it in enumerate(items)])
-    Comparison.objects.bulk_create([Comparison(comparison_id=f"past-{n}", study=study, item=it, lease=le, annotator=voter, annotator_name=voter.username,
-                                               artifact_a=it.artifact_x, artifact_b=it.artifact_y, left_config=it.config_x, outcome="a", counted=True, created_at=now)
-                                    for n, (it, le) in enumerate(zip(items, leases))])
+    leases = Lease.objects.bulk_create(
+        [
+            Lease(
+                token=f"past-{n}",
+                study=study,
+                item=it,
+                annotator=voter,
+                left_is_x=n % 2 == 0,
+                state="submitted",
+                expires_at=now,
+            )
+            for n, it in enumerate(items)
+        ]
+    )
+    Comparison.objects.bulk_create(
+        [
+            Comparison(
+                comparison_id=f"past-{n}",
+                study=study,
+                item=it,
+                lease=le,
+                annotator=voter,
+                annotator_name=voter.username,
+                artifact_a=it.artifact_x,
+                artifact_b=it.artifact_y,
+                left_config=it.config_x,
+                outcome="a",
+                counted=True,
+                created_at=now,
+            )
+            for n, (it, le) in enumerate(zip(items, leases))
+        ]
+    )
     started = time.perf_counter()
     services.study_pool_sync(study=study, force=True)  # rows written around the services: rebuild the counters
     print(f"study_pool_sync(force=True): {time.perf_counter() - started:.2f} s")
@@ -155,14 +238,28 @@ def gunicorn_serving(database: dict):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    url = f"postgres://{database['USER']}@{database['HOST'] or '127.0.0.1'}:{database['PORT'] or 5432}/{database['NAME']}"
+    url = (
+        f"postgres://{database['USER']}@{database['HOST'] or '127.0.0.1'}:{database['PORT'] or 5432}/{database['NAME']}"
+    )
     if database.get("PASSWORD"):
         url = url.replace("@", f":{database['PASSWORD']}@", 1)
     root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "DATABASE_URL": url, "DJANGO_DEBUG": "0", "WEB_BIND": f"127.0.0.1:{port}", "WEB_ACCESS_LOG": "",
-           "DJANGO_SETTINGS_MODULE": "config.settings"}
-    server = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(root / "config" / "gunicorn.py"), "config.wsgi:application"],
-                              cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    env = {
+        **os.environ,
+        "DATABASE_URL": url,
+        "DJANGO_DEBUG": "0",
+        "WEB_BIND": f"127.0.0.1:{port}",
+        "WEB_ACCESS_LOG": "",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+    }
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-c", str(root / "config" / "gunicorn.py"), "config.wsgi:application"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -208,7 +305,9 @@ def test_fifty_annotators_next_and_submit(transactional_db):
 
     def run_load(host, port, cookies, rounds):
         job = json.dumps({"host": host, "port": port, "cookies": cookies, "rounds": rounds})
-        done = subprocess.run([sys.executable, __file__], input=job, capture_output=True, text=True, timeout=1200, env=env)
+        done = subprocess.run(
+            [sys.executable, __file__], input=job, capture_output=True, text=True, timeout=1200, env=env
+        )
         assert done.returncode == 0, done.stderr[-3000:]
         return json.loads(done.stdout)
 
@@ -222,15 +321,21 @@ def test_fifty_annotators_next_and_submit(transactional_db):
         return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
 
     assert not alone["errors"], alone["errors"][:5]
-    print(f"one annotator alone, {ALONE_ROUNDS} rounds: " + " ".join(
-        f"{name} p50={p(values, 50):.1f} ms" for name, values in alone["timings"].items()))
+    print(
+        f"one annotator alone, {ALONE_ROUNDS} rounds: "
+        + " ".join(f"{name} p50={p(values, 50):.1f} ms" for name, values in alone["timings"].items())
+    )
 
     requests = sum(len(v) for v in timings.values())
-    print(f"{ANNOTATORS} annotators x {ROUNDS} rounds under gunicorn (config/gunicorn.py): {requests} requests in "
-          f"{result['wall_s']:.1f} s ({requests / result['wall_s']:.0f} req/s)")
+    print(
+        f"{ANNOTATORS} annotators x {ROUNDS} rounds under gunicorn (config/gunicorn.py): {requests} requests in "
+        f"{result['wall_s']:.1f} s ({requests / result['wall_s']:.0f} req/s)"
+    )
     for name, values in timings.items():
         if values:
-            print(f"{name:8s} n={len(values)} p50={p(values, 50):.1f} ms p95={p(values, 95):.1f} ms max={max(values):.1f} ms")
+            print(
+                f"{name:8s} n={len(values)} p50={p(values, 50):.1f} ms p95={p(values, 95):.1f} ms max={max(values):.1f} ms"
+            )
     assert not errors, errors[:5]
     ratios = {name: p(timings[name], 95) / p(timings["healthz"], 95) for name in ("next", "submit", "auth")}
     print("p95 ratio to /healthz: " + " ".join(f"{name}={ratio:.2f}" for name, ratio in ratios.items()))
@@ -244,9 +349,15 @@ def test_fifty_annotators_next_and_submit(transactional_db):
     with CaptureQueriesContext(connection) as next_queries:
         token = client.post("/api/annotate/next/", content_type="application/json").json()["item"]["token"]
     with CaptureQueriesContext(connection) as submit_queries:
-        client.post("/api/annotate/submit/", {"token": token, "outcome": "a", "dwell_ms": 4000}, content_type="application/json")
+        client.post(
+            "/api/annotate/submit/", {"token": token, "outcome": "a", "dwell_ms": 4000}, content_type="application/json"
+        )
     print(f"queries: next={len(next_queries)} submit={len(submit_queries)}")
     assert len(next_queries) <= MAX_QUERIES and len(submit_queries) <= MAX_QUERIES
     # The issue's target: p95 of next-item and of submit within 3x the trivial view on the same server, same load.
-    assert ratios["next"] <= TARGET_RATIO, f"next-item p95 is {ratios['next']:.2f}x the trivial view (target {TARGET_RATIO}x)"
-    assert ratios["submit"] <= TARGET_RATIO, f"submit p95 is {ratios['submit']:.2f}x the trivial view (target {TARGET_RATIO}x)"
+    assert ratios["next"] <= TARGET_RATIO, (
+        f"next-item p95 is {ratios['next']:.2f}x the trivial view (target {TARGET_RATIO}x)"
+    )
+    assert ratios["submit"] <= TARGET_RATIO, (
+        f"submit p95 is {ratios['submit']:.2f}x the trivial view (target {TARGET_RATIO}x)"
+    )

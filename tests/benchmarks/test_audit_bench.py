@@ -27,7 +27,9 @@ SHAPE_KINDS = (MSO_SHAPE.RECTANGLE, MSO_SHAPE.ROUNDED_RECTANGLE, MSO_SHAPE.OVAL,
 
 
 def _png(rng: random.Random) -> bytes:
-    image = Image.new("RGB", (rng.randint(200, 800), rng.randint(150, 600)), tuple(rng.randrange(256) for _ in range(3)))
+    image = Image.new(
+        "RGB", (rng.randint(200, 800), rng.randint(150, 600)), tuple(rng.randrange(256) for _ in range(3))
+    )
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     return buffer.getvalue()
@@ -40,7 +42,13 @@ def _deck(path: Path, rng: random.Random) -> None:
     shapes = slide.shapes
     boxes = []
     for i in range(rng.randint(4, 12)):
-        box = shapes.add_shape(rng.choice(SHAPE_KINDS), Emu(rng.randrange(0, 7_000_000)), Emu(rng.randrange(0, 5_500_000)), Emu(900_000), Emu(500_000))
+        box = shapes.add_shape(
+            rng.choice(SHAPE_KINDS),
+            Emu(rng.randrange(0, 7_000_000)),
+            Emu(rng.randrange(0, 5_500_000)),
+            Emu(900_000),
+            Emu(500_000),
+        )
         box.text_frame.text = f"step {i}"
         boxes.append(box)
     for a, b in zip(boxes, boxes[1:]):
@@ -48,11 +56,15 @@ def _deck(path: Path, rng: random.Random) -> None:
         connector.begin_connect(a, 3)
         connector.end_connect(b, 1)
     for _ in range(rng.randint(1, 4)):
-        shapes.add_textbox(Emu(rng.randrange(0, 8_000_000)), Emu(rng.randrange(0, 6_000_000)), Emu(1_000_000), Emu(300_000)).text_frame.text = "label"
+        shapes.add_textbox(
+            Emu(rng.randrange(0, 8_000_000)), Emu(rng.randrange(0, 6_000_000)), Emu(1_000_000), Emu(300_000)
+        ).text_frame.text = "label"
     group = shapes.add_group_shape()
     for j in range(3):
         group.shapes.add_shape(MSO_SHAPE.OVAL, Emu(200_000 * j), Emu(6_000_000), Emu(150_000), Emu(150_000))
-    shapes.add_picture(io.BytesIO(_png(rng)), Emu(rng.randrange(0, 4_000_000)), Emu(rng.randrange(0, 3_000_000)), width=Emu(2_500_000))
+    shapes.add_picture(
+        io.BytesIO(_png(rng)), Emu(rng.randrange(0, 4_000_000)), Emu(rng.randrange(0, 3_000_000)), width=Emu(2_500_000)
+    )
     prs.save(str(path))
 
 
@@ -87,5 +99,7 @@ def test_audit_throughput_is_at_least_0_8_of_bare_open(decks):
     assert all(audit_pptx(path).gate_passed for path in decks)  # warm-up, and the decks are valid
     bare, audited = _best_of_interleaved(lambda p: Presentation(str(p)), audit_pptx, decks)
     ratio = bare / audited  # throughput ratio: files/s audited over files/s opened
-    print(f"\nbare open {1e3 * bare / len(decks):.2f} ms/file, gate+audit {1e3 * audited / len(decks):.2f} ms/file, throughput ratio {ratio:.3f}")
+    print(
+        f"\nbare open {1e3 * bare / len(decks):.2f} ms/file, gate+audit {1e3 * audited / len(decks):.2f} ms/file, throughput ratio {ratio:.3f}"
+    )
     assert ratio >= MIN_RATIO

@@ -15,7 +15,6 @@ import time
 
 import choix
 import numpy as np
-import pandas as pd
 
 from bt_elo import bradley_terry as bt
 from corpus.protocol import ELO_BOOTSTRAP_RESAMPLES, ELO_BOOTSTRAP_SEED
@@ -76,7 +75,11 @@ def test_batched_bootstrap_beats_naive_loop():
     elapsed = time.perf_counter() - start
     timed = len(naive)
     naive_seconds = elapsed * ELO_BOOTSTRAP_RESAMPLES / timed
-    note = "" if timed == ELO_BOOTSTRAP_RESAMPLES else f" (timed {timed} refits, scaled linearly to {ELO_BOOTSTRAP_RESAMPLES})"
+    note = (
+        ""
+        if timed == ELO_BOOTSTRAP_RESAMPLES
+        else f" (timed {timed} refits, scaled linearly to {ELO_BOOTSTRAP_RESAMPLES})"
+    )
 
     # Same answers on the refits both did (choix's default tol is 1e-8 on the L1 step).
     np.testing.assert_allclose(np.array(naive), ours.samples[:timed], atol=1e-4)

@@ -32,16 +32,40 @@ def make_scores(n_tasks=1000, runs=3, seed=0, missing=0.002):
         skill = rng.random(n_tasks)
         for judge, family in (("judge-a", "fam-a"), ("judge-b", "fam-b")):
             for run in range(1, runs + 1):
-                sub = {a: np.where(gate, np.clip(np.round(RUBRIC_MAXIMA[a] * (
-                    0.3 + 0.5 * skill + 0.1 * rng.standard_normal(n_tasks) + 0.02 * ci)), 0, RUBRIC_MAXIMA[a]), 0)
-                    for a in RUBRIC_AXES}
+                sub = {
+                    a: np.where(
+                        gate,
+                        np.clip(
+                            np.round(
+                                RUBRIC_MAXIMA[a] * (0.3 + 0.5 * skill + 0.1 * rng.standard_normal(n_tasks) + 0.02 * ci)
+                            ),
+                            0,
+                            RUBRIC_MAXIMA[a],
+                        ),
+                        0,
+                    )
+                    for a in RUBRIC_AXES
+                }
                 q = sum(sub.values()).astype(float)
                 miss = gate & (rng.random(n_tasks) < missing)
                 s = np.where(miss, np.nan, np.where(gate, np.minimum(q, cap), 0.0))
-                d = pd.DataFrame({"configuration": cfg, "model": model, "harness": harness, "workflow": wf,
-                                  "task_id": tasks, "field": fields, "judge": judge, "judge_family": family,
-                                  "run": run, "gate_passed": gate, "cap": cap,
-                                  "quality": np.where(miss, np.nan, q), "score": s})
+                d = pd.DataFrame(
+                    {
+                        "configuration": cfg,
+                        "model": model,
+                        "harness": harness,
+                        "workflow": wf,
+                        "task_id": tasks,
+                        "field": fields,
+                        "judge": judge,
+                        "judge_family": family,
+                        "run": run,
+                        "gate_passed": gate,
+                        "cap": cap,
+                        "quality": np.where(miss, np.nan, q),
+                        "score": s,
+                    }
+                )
                 for a in RUBRIC_AXES:
                     d[a] = np.where(miss, np.nan, sub[a])
                 parts.append(d)
@@ -64,8 +88,9 @@ def baseline_config_scores(scores, resamples):
     for key, g in frame.groupby(["configuration", "judge", "run"]):
         v = g["score"].dropna().to_numpy()
         lo, hi = _loop_ci(v, resamples, rng)
-        rows.append((*key, len(v), v.mean(), lo, hi, *np.percentile(v, [25, 50, 75]),
-                     (v >= 80).mean(), (v < 50).mean()))
+        rows.append(
+            (*key, len(v), v.mean(), lo, hi, *np.percentile(v, [25, 50, 75]), (v >= 80).mean(), (v < 50).mean())
+        )
     return pd.DataFrame(rows)
 
 
@@ -92,8 +117,9 @@ def test_scoring_tables_speed():
     scores = make_scores()
     st.bootstrap_indices.cache_clear()
     st._bootstrap_counts.cache_clear()
-    audits = scores[(scores.judge == "judge-a") & (scores.run == 1)][["configuration", "task_id", "gate_passed"]].assign(
-        pictures=1, largest_picture_ratio=0.5, capped=False, connectors=2, text_boxes=5, shapes=7)
+    audits = scores[(scores.judge == "judge-a") & (scores.run == 1)][
+        ["configuration", "task_id", "gate_passed"]
+    ].assign(pictures=1, largest_picture_ratio=0.5, capped=False, connectors=2, text_boxes=5, shapes=7)
 
     ours = {}
     _, ours["config_scores"] = _timed(st.config_scores, scores)
@@ -110,13 +136,14 @@ def test_scoring_tables_speed():
     _, b_pair = _timed(baseline_paired_effects, scores, BASELINE_RESAMPLES)
     base = {"config_scores": b_cfg * scale, "paired_effects": b_pair * scale}
 
-    print(f"\nrows={len(scores)}  resamples={SCORE_BOOTSTRAP_RESAMPLES} "
-          f"(baseline timed at {BASELINE_RESAMPLES} resamples, scaled ×{scale:g})")
+    print(
+        f"\nrows={len(scores)}  resamples={SCORE_BOOTSTRAP_RESAMPLES} "
+        f"(baseline timed at {BASELINE_RESAMPLES} resamples, scaled ×{scale:g})"
+    )
     for name, t in ours.items():
         print(f"  ours  {name:<20s} {t:8.3f} s")
     for name, t in base.items():
         print(f"  base  {name:<20s} {t:8.3f} s   ratio {t / ours[name]:6.1f}×")
     ratio = sum(base.values()) / (ours["config_scores"] + ours["paired_effects"])
-    print(f"  config_scores + paired_effects: ratio {ratio:.1f}×; all eight tables (ours) "
-          f"{sum(ours.values()):.2f} s")
+    print(f"  config_scores + paired_effects: ratio {ratio:.1f}×; all eight tables (ours) {sum(ours.values()):.2f} s")
     assert ratio >= MIN_RATIO

@@ -269,7 +269,9 @@ def test_inter_annotator_random_renames_change_nothing():
     labels = pd.DataFrame(rows, columns=["item_id", "annotator", "label"])
     before = inter_annotator_agreement(labels)
     shuffled = dict(zip(people, rng.permutation([f"q{i}" for i in range(6)])))
-    after = inter_annotator_agreement(labels.assign(annotator=labels["annotator"].map(shuffled)).sample(frac=1, random_state=1))
+    after = inter_annotator_agreement(
+        labels.assign(annotator=labels["annotator"].map(shuffled)).sample(frac=1, random_state=1)
+    )
     pd.testing.assert_frame_equal(before, after)
     assert set(before["kappa_type"]) == {"fleiss"}
 

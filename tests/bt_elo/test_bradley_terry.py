@@ -97,9 +97,7 @@ def test_three_configuration_chain_closed_form():
     # In Elo: A − B = 400·log10 2 = 120.41199826559248, B − C = 400·log10 3 = 190.84850188786497.
     # Mean 1000 ⇒ B = 1000 + (190.84850188786497 − 120.41199826559248)/3 = 1023.4788345407575,
     # A = 1143.8908328063500, C = 832.6303326528925.
-    comparisons = frame(
-        [(1, "A", "B", "a", 2), (2, "B", "A", "a", 1), (3, "C", "B", "b", 3), (4, "B", "C", "b", 1)]
-    )
+    comparisons = frame([(1, "A", "B", "a", 2), (2, "B", "A", "a", 1), (3, "C", "B", "b", 3), (4, "B", "C", "b", 1)])
     ratings = fit_bradley_terry(comparisons)
     np.testing.assert_allclose(ratings.elo, [1143.8908328063500, 1023.4788345407575, 832.6303326528925], atol=1e-6)
     # Never-compared A–C is reported, but the graph is strongly connected, so the MLE is exact.
@@ -194,7 +192,9 @@ def test_batched_newton_matches_choix(undefeated):
     everything_once = np.ones((1, per_figure.shape[0]), dtype=int)
     batched, regularised = bt._bootstrap_from_figures(per_figure, everything_once)
     alpha = bt.REGULARISATION_ALPHA if undefeated else 0.0
-    reference = choix.ilsr_pairwise_dense(bt.win_matrix(comparisons, configurations), alpha=alpha, tol=1e-13, max_iter=100_000)
+    reference = choix.ilsr_pairwise_dense(
+        bt.win_matrix(comparisons, configurations), alpha=alpha, tol=1e-13, max_iter=100_000
+    )
     np.testing.assert_allclose(batched[0], elo_from_beta(reference), atol=1e-6)
     np.testing.assert_allclose(batched[0], fit_bradley_terry(comparisons).elo, atol=1e-6)
     assert regularised == int(undefeated)
@@ -223,9 +223,7 @@ def test_recovers_known_strengths():
 
 
 def test_undefeated_configuration_is_regularised_and_finite():
-    comparisons = frame(
-        [(1, "A", "B", "a", 5), (2, "C", "A", "b", 4), (3, "B", "C", "a", 3), (4, "C", "B", "a", 2)]
-    )
+    comparisons = frame([(1, "A", "B", "a", 5), (2, "C", "A", "b", 4), (3, "B", "C", "a", 3), (4, "C", "B", "a", 2)])
     ratings = fit_bradley_terry(comparisons)
     assert not ratings.diagnostics.connected
     assert ratings.diagnostics.undefeated == ("A",)

@@ -1,4 +1,5 @@
 """The `iaa` table over votes stored through the annotation services (three annotators, overlap items)."""
+
 import pytest
 
 from annotation import services
@@ -34,8 +35,13 @@ def test_iaa_table_from_three_annotators_votes():
         lease = next_lease(study=study, annotator=users[who])
         assert lease.is_overlap == overlap
         key = names.setdefault(lease.item_id, f"I{len(names) + 1}")
-        submit_vote(token=lease.token, annotator=users[who], outcome=outcome_for(lease, LABELS[(key, who)]),
-                                   reason="because", dwell_ms=5000)
+        submit_vote(
+            token=lease.token,
+            annotator=users[who],
+            outcome=outcome_for(lease, LABELS[(key, who)]),
+            reason="because",
+            dwell_ms=5000,
+        )
         return key
 
     # Overlap rate 1: an overlap item is due on every request, served when a voted item the annotator has not

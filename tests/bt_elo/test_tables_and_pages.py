@@ -1,4 +1,5 @@
 """Elo and agreement tables over stored votes and judge records; the results pages and plots."""
+
 import csv
 import io
 import json
@@ -19,9 +20,15 @@ pytestmark = pytest.mark.django_db
 
 # (figure, config shown as A, config shown as B, outcome)
 VOTES = [
-    (0, "cA", "cB", "a"), (0, "cB", "cC", "a"), (0, "cA", "cC", "tie_success"),
-    (1, "cA", "cB", "b"), (1, "cB", "cC", "b"), (1, "cA", "cC", "a"),
-    (2, "cA", "cB", "a"), (2, "cC", "cA", "b"), (2, "cB", "cC", "tie_failure"),
+    (0, "cA", "cB", "a"),
+    (0, "cB", "cC", "a"),
+    (0, "cA", "cC", "tie_success"),
+    (1, "cA", "cB", "b"),
+    (1, "cB", "cC", "b"),
+    (1, "cA", "cC", "a"),
+    (2, "cA", "cB", "a"),
+    (2, "cC", "cA", "b"),
+    (2, "cB", "cC", "tie_failure"),
     (3, "cA", "cB", "a"),
 ]
 JUDGE_SCORE = {"cA": (16, 24, 12, 20, 8), "cB": (16, 24, 12, 17, 8), "cC": (14, 22, 10, 17, 7)}  # 80, 77, 70
@@ -41,23 +48,71 @@ def study(tmp_path):
     battles = tmp_path / "battles.csv"
     with battles.open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["comparison_id", "study", "task_id", "annotator", "config_a", "config_b", "left_config", "outcome", "reason", "created_at", "dwell_ms"])
+        writer.writerow(
+            [
+                "comparison_id",
+                "study",
+                "task_id",
+                "annotator",
+                "config_a",
+                "config_b",
+                "left_config",
+                "outcome",
+                "reason",
+                "created_at",
+                "dwell_ms",
+            ]
+        )
         for number, (fig, a, b, outcome) in enumerate(VOTES):
-            writer.writerow([f"c{number}", "pilot", f"t{fig}", "ann", a, b, a, outcome, "because", "2026-11-01T10:00:00Z", 9000])
+            writer.writerow(
+                [f"c{number}", "pilot", f"t{fig}", "ann", a, b, a, outcome, "because", "2026-11-01T10:00:00Z", 9000]
+            )
     call_command("import_comparisons", battles, stdout=io.StringIO(), stderr=io.StringIO())
     records = tmp_path / "records.jsonl"
     with records.open("w") as handle:
         for slug, (t, s, l, e, v) in JUDGE_SCORE.items():
             for fig in range(4):
-                handle.write(json.dumps({"task_id": f"t{fig}", "configuration": slug, "judge": "j1", "judge_family": "fam", "run": 1,
-                                         "subscores": {"text": t, "semantic_structure": s, "layout": l, "editability": e, "visual_detail": v},
-                                         "score": t + s + l + e + v, "major_errors": [], "minor_errors": [], "editability_assessment": "", "reason": ""}) + "\n")
+                handle.write(
+                    json.dumps(
+                        {
+                            "task_id": f"t{fig}",
+                            "configuration": slug,
+                            "judge": "j1",
+                            "judge_family": "fam",
+                            "run": 1,
+                            "subscores": {
+                                "text": t,
+                                "semantic_structure": s,
+                                "layout": l,
+                                "editability": e,
+                                "visual_detail": v,
+                            },
+                            "score": t + s + l + e + v,
+                            "major_errors": [],
+                            "minor_errors": [],
+                            "editability_assessment": "",
+                            "reason": "",
+                        }
+                    )
+                    + "\n"
+                )
     call_command("import_judge_records", records, no_progress=True, stdout=io.StringIO())
 
 
 def test_elo_table_matches_choix_and_the_hand_counted_record(study):
     table = table_frame("elo", run="1").set_index("configuration")
-    assert list(table_frame("elo").columns[:10]) == ["configuration", "elo", "ci_low", "ci_high", "wins", "losses", "ties", "ties_success", "ties_failure", "n"]
+    assert list(table_frame("elo").columns[:10]) == [
+        "configuration",
+        "elo",
+        "ci_low",
+        "ci_high",
+        "wins",
+        "losses",
+        "ties",
+        "ties_success",
+        "ties_failure",
+        "n",
+    ]
     # Counted by hand from VOTES.
     assert tuple(table.loc["cA", ["wins", "losses", "ties", "ties_success", "ties_failure", "n"]]) == (5, 1, 1, 1, 0, 7)
     assert tuple(table.loc["cB", ["wins", "losses", "ties", "n"]]) == (2, 4, 1, 7)
@@ -107,19 +162,27 @@ def test_results_pages_plots_and_live_leaderboard(study):
     user_create_with_role(username="res", password="pw-long-enough-1", role="researcher")
     client = Client()
     client.login(username="res", password="pw-long-enough-1")
-    for url, marker in (("/results/", b"config-scores"), ("/results/elo", b"rank-probabilities"), ("/results/agreement", b"agreement-margin")):
+    for url, marker in (
+        ("/results/", b"config-scores"),
+        ("/results/elo", b"rank-probabilities"),
+        ("/results/agreement", b"agreement-margin"),
+    ):
         page = client.get(url)
         assert page.status_code == 200 and marker in page.content, url
     png = client.get("/results/plot/elo.png")
     assert png.status_code == 200 and png.content.startswith(b"\x89PNG")
     svg = client.get("/results/plot/agreement.svg?download=1")
-    assert svg["Content-Type"] == "image/svg+xml" and b"<svg" in svg.content and "attachment" in svg["Content-Disposition"]
+    assert (
+        svg["Content-Type"] == "image/svg+xml" and b"<svg" in svg.content and "attachment" in svg["Content-Disposition"]
+    )
     for plot in ("scores", "judge-runs", "paired-effects"):
         assert client.get(f"/results/plot/{plot}.png").content.startswith(b"\x89PNG"), plot
     live = client.get("/results/elo/live.json?study=pilot").json()
     assert live["status"] == "ok" and [row["configuration"] for row in live["rows"]][0] == "cA"
     csv_body = client.get("/api/tables/elo/?format=csv&study=pilot").content.decode()
-    assert csv_body.splitlines()[0].startswith("configuration,elo,ci_low,ci_high,wins,losses,ties,ties_success,ties_failure,n")
+    assert csv_body.splitlines()[0].startswith(
+        "configuration,elo,ci_low,ci_high,wins,losses,ties,ties_success,ties_failure,n"
+    )
     annotator = Client()
     user_create_with_role(username="ann2", password="pw-long-enough-1", role="annotator")
     annotator.login(username="ann2", password="pw-long-enough-1")
@@ -138,8 +201,16 @@ def test_results_pages_answer_before_any_judge_run():
     user, _ = user_create_with_role(username="res-empty", password="pw-long-enough-1", role="researcher")
     client = Client()
     client.force_login(user)
-    for url in ("/results/", "/results/elo", "/results/agreement", "/results/plot/paired-effects.png", "/results/plot/scores.png",
-                "/results/plot/judge-runs.png", "/api/tables/config-scores/?format=json", "/api/tables/paired-effects/?format=json"):
+    for url in (
+        "/results/",
+        "/results/elo",
+        "/results/agreement",
+        "/results/plot/paired-effects.png",
+        "/results/plot/scores.png",
+        "/results/plot/judge-runs.png",
+        "/api/tables/config-scores/?format=json",
+        "/api/tables/paired-effects/?format=json",
+    ):
         assert client.get(url).status_code == 200, url
     refused = client.get("/api/tables/judge-families/?format=json")
     assert refused.status_code == 400 and "no judge scores yet" in refused.json()["detail"]

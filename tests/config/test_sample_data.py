@@ -1,12 +1,13 @@
 """`make run`'s sample data loads through the real importers, audit and renderer, and is idempotent."""
+
 import io
 
 import pytest
 from django.core.management import call_command
 
 from agents.models import Artifact
-from corpus.models import Figure
 from core.tables import table_frame
+from corpus.models import Figure
 
 pytestmark = [pytest.mark.django_db, pytest.mark.libreoffice]
 

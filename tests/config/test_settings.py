@@ -1,4 +1,5 @@
 """Production settings refuse unsafe configurations and pass `check --deploy`."""
+
 import os
 import subprocess
 import sys
@@ -11,7 +12,9 @@ SECRET = "p" * 30 + "-not-a-real-secret-but-long-enough-0123456789"
 def run_manage(*args, **env):
     base = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_URL", "CELERY_"))}
     base.update(env)
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=base, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=base, capture_output=True, text=True, timeout=120
+    )
 
 
 PRODUCTION = dict(

@@ -1,4 +1,5 @@
 """Generators of real image files for corpus tests."""
+
 import hashlib
 import json
 import struct

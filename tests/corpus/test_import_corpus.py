@@ -1,7 +1,7 @@
 """import_corpus on real image files: statistics by hand, every bad-row case, idempotency."""
+
 import io
 import json
-import math
 
 import pytest
 from django.core.management import call_command
@@ -109,14 +109,58 @@ def bad_cases(image_dir, tmp_path):
         ('{"task_id": "t0101", "arxiv_id": ', "$", "malformed JSON"),
         (json.dumps(missing_title | {"task_id": "t0102", "arxiv_id": "2310.00102"}), "title", "missing field"),
         (json.dumps(base | {"task_id": "t0103", "arxiv_id": "2310.00103", "colour": "red"}), "colour", "unknown field"),
-        (json.dumps(base | {"task_id": "t0104", "arxiv_id": "2310.00104", "image": "nope.png"}), "image", "image file not found"),
-        (json.dumps(base | {"task_id": "t0105", "arxiv_id": "2310.00105", "image": "garbage.png", "sha256": sha256_of(image_dir / "garbage.png")}), "image", "unreadable image"),
+        (
+            json.dumps(base | {"task_id": "t0104", "arxiv_id": "2310.00104", "image": "nope.png"}),
+            "image",
+            "image file not found",
+        ),
+        (
+            json.dumps(
+                base
+                | {
+                    "task_id": "t0105",
+                    "arxiv_id": "2310.00105",
+                    "image": "garbage.png",
+                    "sha256": sha256_of(image_dir / "garbage.png"),
+                }
+            ),
+            "image",
+            "unreadable image",
+        ),
         (json.dumps(base | {"task_id": "t0106", "arxiv_id": "2310.00106", "sha256": "0" * 64}), "sha256", "mismatch"),
-        (json.dumps(base | {"task_id": "t0107", "arxiv_id": "2301.00001v3"}), "arxiv_id", "duplicate arXiv base id 2301.00001"),
-        (json.dumps(base | {"task_id": "t0108", "arxiv_id": "2310.00108", "image": "../outside.png"}), "image", "path escapes the image folder"),
-        (json.dumps(base | {"task_id": "t0109", "arxiv_id": "2310.00109", "image": "bomb.png", "sha256": sha256_of(image_dir / "bomb.png")}), "image", "decompression bomb"),
-        (json.dumps(base | {"task_id": "t0110", "arxiv_id": "2310.00110", "field": "astro-ph"}), "field", "undeclared field"),
-        (json.dumps(base | {"task_id": "t0111", "arxiv_id": "2310.00111", "selection_score": "high"}), "selection_score", "expected a number"),
+        (
+            json.dumps(base | {"task_id": "t0107", "arxiv_id": "2301.00001v3"}),
+            "arxiv_id",
+            "duplicate arXiv base id 2301.00001",
+        ),
+        (
+            json.dumps(base | {"task_id": "t0108", "arxiv_id": "2310.00108", "image": "../outside.png"}),
+            "image",
+            "path escapes the image folder",
+        ),
+        (
+            json.dumps(
+                base
+                | {
+                    "task_id": "t0109",
+                    "arxiv_id": "2310.00109",
+                    "image": "bomb.png",
+                    "sha256": sha256_of(image_dir / "bomb.png"),
+                }
+            ),
+            "image",
+            "decompression bomb",
+        ),
+        (
+            json.dumps(base | {"task_id": "t0110", "arxiv_id": "2310.00110", "field": "astro-ph"}),
+            "field",
+            "undeclared field",
+        ),
+        (
+            json.dumps(base | {"task_id": "t0111", "arxiv_id": "2310.00111", "selection_score": "high"}),
+            "selection_score",
+            "expected a number",
+        ),
     ]
 
 

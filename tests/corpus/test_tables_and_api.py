@@ -1,4 +1,5 @@
 """export command, tables API, figures API, roles."""
+
 import io
 import json
 
@@ -20,7 +21,13 @@ def corpus(tmp_path):
         manifest_row("t0001", "2301.00001", "photo.jpg", sha256_of(images / "photo.jpg"), field="cs.CL"),
         manifest_row("t0002", "2302.00002", "gray.png", sha256_of(images / "gray.png"), field="cs.AI"),
     ]
-    call_command("import_corpus", manifest=write_manifest(tmp_path / "m.jsonl", rows), images=images, no_progress=True, stdout=io.StringIO())
+    call_command(
+        "import_corpus",
+        manifest=write_manifest(tmp_path / "m.jsonl", rows),
+        images=images,
+        no_progress=True,
+        stdout=io.StringIO(),
+    )
     return images
 
 
@@ -102,7 +109,9 @@ def test_schema_and_docs_for_coordinators_researchers_and_staff_only():
             assert client.get(url).status_code == 200, (url, who)
         assert annotator.get(url).status_code == 403, url
         response = anonymous.get(url)
-        assert response.status_code in (401, 403) or (response.status_code == 302 and "/accounts/login/" in response["Location"]), url
+        assert response.status_code in (401, 403) or (
+            response.status_code == 302 and "/accounts/login/" in response["Location"]
+        ), url
         assert b"/api/annotate/" not in response.content and b"/api/annotate/" not in annotator.get(url).content
 
 

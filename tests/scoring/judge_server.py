@@ -36,25 +36,46 @@ class Received:
 def responses_body(text: str, *, input_tokens: int = 100, output_tokens: int = 20, model: str = "judge") -> dict:
     """A minimal Responses API object whose ``output_text`` is ``text``."""
     return {
-        "id": "resp_test", "object": "response", "created_at": 0, "model": model, "status": "completed",
-        "output": [{"type": "message", "id": "msg_test", "role": "assistant", "status": "completed",
-                    "content": [{"type": "output_text", "text": text, "annotations": []}]}],
-        "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
-        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens,
-                  "total_tokens": input_tokens + output_tokens,
-                  "input_tokens_details": {"cached_tokens": 0},
-                  "output_tokens_details": {"reasoning_tokens": 0}},
+        "id": "resp_test",
+        "object": "response",
+        "created_at": 0,
+        "model": model,
+        "status": "completed",
+        "output": [
+            {
+                "type": "message",
+                "id": "msg_test",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+        ],
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": {
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "total_tokens": input_tokens + output_tokens,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        },
     }
 
 
 def chat_body(text: str, *, input_tokens: int = 100, output_tokens: int = 20, model: str = "judge") -> dict:
     """A minimal Chat Completions object whose first choice's content is ``text``."""
     return {
-        "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": model,
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": text}}],
-        "usage": {"prompt_tokens": input_tokens, "completion_tokens": output_tokens,
-                  "total_tokens": input_tokens + output_tokens},
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": {
+            "prompt_tokens": input_tokens,
+            "completion_tokens": output_tokens,
+            "total_tokens": input_tokens + output_tokens,
+        },
     }
 
 
@@ -93,7 +114,7 @@ class JudgeServer:
 
     # --- lifecycle --------------------------------------------------------------------------------
 
-    def start(self) -> "JudgeServer":
+    def start(self) -> JudgeServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -117,8 +138,9 @@ class JudgeServer:
                     scripted = Scripted(404, error_body(f"no route {self.path}", kind="not_found"))
                 elif scripted is None:
                     # 418 is a client error: the client stops at once and the test sees why
-                    scripted = Scripted(418, error_body("judge_server: no scripted reply left",
-                                                        kind="invalid_request_error"))
+                    scripted = Scripted(
+                        418, error_body("judge_server: no scripted reply left", kind="invalid_request_error")
+                    )
                 if scripted.delay:
                     time.sleep(scripted.delay)
                 payload = scripted.body if isinstance(scripted.body, str) else json.dumps(scripted.body)
@@ -136,8 +158,9 @@ class JudgeServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="judge-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="judge-server", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -150,7 +173,7 @@ class JudgeServer:
             self._thread.join(timeout=5)
             self._thread = None
 
-    def __enter__(self) -> "JudgeServer":
+    def __enter__(self) -> JudgeServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -21,8 +21,15 @@ KEY_ENV = "REFIG_TEST_JUDGE_KEY"
 KEY = "sk-test-1234"
 SOURCE = b"\x89PNG\r\n\x1a\n source figure bytes"
 RENDER = b"\x89PNG\r\n\x1a\n rendered slide bytes"
-SUMMARY = {"text_boxes": 14, "shapes": 9, "connectors": 6, "connectors_attached": 4, "pictures": 0,
-           "largest_picture_ratio": 0.0, "marker": "summary-marker-42"}
+SUMMARY = {
+    "text_boxes": 14,
+    "shapes": 9,
+    "connectors": 6,
+    "connectors_attached": 4,
+    "pictures": 0,
+    "largest_picture_ratio": 0.0,
+    "marker": "summary-marker-42",
+}
 
 
 def good(**overrides) -> dict:
@@ -32,8 +39,7 @@ def good(**overrides) -> dict:
         "minor_errors": ["Legend font is smaller than in the source."],
         "editability_assessment": "All boxes are native shapes; six connectors, four attached.",
         "reason": "Structure mostly intact; one arrow missing costs S.",
-        "subscores": {"text": 18, "semantic_structure": 24, "layout": 12, "editability": 20,
-                      "visual_detail": 7.5},
+        "subscores": {"text": 18, "semantic_structure": 24, "layout": 12, "editability": 20, "visual_detail": 7.5},
         "score": 81.5,
     }
     reply.update(overrides)
@@ -71,8 +77,16 @@ def api_key(monkeypatch):
 
 
 def settings_for(server: JudgeServer, protocol: str, **overrides) -> JudgeSettings:
-    values = dict(protocol=protocol, base_url=server.base_url, model="judge-model-x", api_key_env=KEY_ENV,
-                  timeout_seconds=5.0, max_attempts=4, backoff_base_seconds=1.0, backoff_max_seconds=30.0)
+    values = dict(
+        protocol=protocol,
+        base_url=server.base_url,
+        model="judge-model-x",
+        api_key_env=KEY_ENV,
+        timeout_seconds=5.0,
+        max_attempts=4,
+        backoff_base_seconds=1.0,
+        backoff_max_seconds=30.0,
+    )
     values.update(overrides)
     return JudgeSettings(**values)
 
@@ -86,11 +100,15 @@ INPUTS = JudgeInputs(source_png=SOURCE, source_mime="image/png", render_png=REND
 
 # --- rubric -----------------------------------------------------------------------------------------
 
+
 def test_rubric_matches_protocol_constants(rubric):
     assert rubric.version == "refig-v1"
     assert rubric.axes == RUBRIC_AXES
-    assert rubric.maxima == RUBRIC_MAXIMA == {"text": 20, "semantic_structure": 30, "layout": 15,
-                                              "editability": 25, "visual_detail": 10}
+    assert (
+        rubric.maxima
+        == RUBRIC_MAXIMA
+        == {"text": 20, "semantic_structure": 30, "layout": 15, "editability": 25, "visual_detail": 10}
+    )
     assert sum(rubric.maxima.values()) == 100
     assert "{object_summary}" in rubric.user_prompt_template
     assert "sum" in rubric.system_prompt and "editab" in rubric.system_prompt.lower()
@@ -99,8 +117,11 @@ def test_rubric_matches_protocol_constants(rubric):
 def test_reply_schema_is_strict(rubric):
     schema = rubric.reply_schema
     assert schema["additionalProperties"] is False
-    assert set(schema["required"]) == set(schema["properties"]) == {
-        "score", "subscores", "major_errors", "minor_errors", "editability_assessment", "reason"}
+    assert (
+        set(schema["required"])
+        == set(schema["properties"])
+        == {"score", "subscores", "major_errors", "minor_errors", "editability_assessment", "reason"}
+    )
     sub = schema["properties"]["subscores"]
     assert sub["additionalProperties"] is False and set(sub["required"]) == set(RUBRIC_AXES)
     assert {k: v["maximum"] for k, v in sub["properties"].items()} == RUBRIC_MAXIMA
@@ -114,9 +135,11 @@ def test_load_rubric_rejects_unknown_and_path_like_versions():
 
 
 def test_pure_modules_do_not_import_django():
-    code = ("import sys, scoring.rubric, scoring.judge_client; "
-            "bad = [m for m in sys.modules if m.split('.')[0] in ('django', 'rest_framework', 'celery')]; "
-            "assert not bad, bad")
+    code = (
+        "import sys, scoring.rubric, scoring.judge_client; "
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('django', 'rest_framework', 'celery')]; "
+        "assert not bad, bad"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=str(_project_root()))
 
 
@@ -126,11 +149,17 @@ def _project_root() -> Path:
 
 # --- validate_reply ---------------------------------------------------------------------------------
 
+
 def test_validate_reply_accepts_a_good_reply(rubric):
     reply = validate_reply(good_text(), rubric)
     assert reply.score == 81.5
-    assert reply.subscores == {"text": 18.0, "semantic_structure": 24.0, "layout": 12.0,
-                               "editability": 20.0, "visual_detail": 7.5}
+    assert reply.subscores == {
+        "text": 18.0,
+        "semantic_structure": 24.0,
+        "layout": 12.0,
+        "editability": 20.0,
+        "visual_detail": 7.5,
+    }
     assert reply.major_errors == ["The arrow from Encoder to Decoder is missing."]
     assert reply.minor_errors == ["Legend font is smaller than in the source."]
     assert reply.editability_assessment.startswith("All boxes")
@@ -158,34 +187,37 @@ def _without_subscore(axis):
     return json.dumps(reply)
 
 
-@pytest.mark.parametrize(("text", "field", "reason"), [
-    ("not json at all", "$", "not valid JSON"),
-    ("```json\n" + json.dumps(good()) + "\n```", "$", "not valid JSON"),
-    ("", "$", "not valid JSON"),
-    ("[1, 2]", "$", "expected a JSON object"),
-    ('{"score": NaN}', "$", "not valid JSON"),
-    (_without("score"), "score", "missing"),
-    (_without("reason"), "reason", "missing"),
-    (_without("subscores"), "subscores", "missing"),
-    (_without_subscore("layout"), "subscores.layout", "missing"),
-    (json.dumps(good(confidence=0.9)), "confidence", "unexpected"),
-    (json.dumps(good(subscores=dict(good()["subscores"], colour=3))), "subscores.colour", "unexpected"),
-    (json.dumps(good(score="81.5")), "score", "expected number"),
-    (json.dumps(good(score=True)), "score", "expected number"),
-    (json.dumps(good(reason=None)), "reason", "expected string"),
-    (json.dumps(good(editability_assessment=["x"])), "editability_assessment", "expected string"),
-    (json.dumps(good(major_errors="none")), "major_errors", "expected array"),
-    (json.dumps(good(minor_errors=["ok", 3])), "minor_errors[1]", "expected string"),
-    (json.dumps(good(subscores=[1, 2, 3, 4, 5])), "subscores", "expected object"),
-    (json.dumps(good(subscores=dict(good()["subscores"], text="18"))), "subscores.text", "expected number"),
-    (json.dumps(with_subscores(text=21)), "subscores.text", "outside"),
-    (json.dumps(with_subscores(semantic_structure=30.5)), "subscores.semantic_structure", "outside"),
-    (json.dumps(with_subscores(layout=-1)), "subscores.layout", "outside"),
-    (json.dumps(with_subscores(editability=26)), "subscores.editability", "outside"),
-    (json.dumps(with_subscores(visual_detail=11)), "subscores.visual_detail", "outside"),
-    (json.dumps(good(score=80)), "score", "sum"),
-    (json.dumps(good(score=81.6)), "score", "sum"),
-])
+@pytest.mark.parametrize(
+    ("text", "field", "reason"),
+    [
+        ("not json at all", "$", "not valid JSON"),
+        ("```json\n" + json.dumps(good()) + "\n```", "$", "not valid JSON"),
+        ("", "$", "not valid JSON"),
+        ("[1, 2]", "$", "expected a JSON object"),
+        ('{"score": NaN}', "$", "not valid JSON"),
+        (_without("score"), "score", "missing"),
+        (_without("reason"), "reason", "missing"),
+        (_without("subscores"), "subscores", "missing"),
+        (_without_subscore("layout"), "subscores.layout", "missing"),
+        (json.dumps(good(confidence=0.9)), "confidence", "unexpected"),
+        (json.dumps(good(subscores=dict(good()["subscores"], colour=3))), "subscores.colour", "unexpected"),
+        (json.dumps(good(score="81.5")), "score", "expected number"),
+        (json.dumps(good(score=True)), "score", "expected number"),
+        (json.dumps(good(reason=None)), "reason", "expected string"),
+        (json.dumps(good(editability_assessment=["x"])), "editability_assessment", "expected string"),
+        (json.dumps(good(major_errors="none")), "major_errors", "expected array"),
+        (json.dumps(good(minor_errors=["ok", 3])), "minor_errors[1]", "expected string"),
+        (json.dumps(good(subscores=[1, 2, 3, 4, 5])), "subscores", "expected object"),
+        (json.dumps(good(subscores=dict(good()["subscores"], text="18"))), "subscores.text", "expected number"),
+        (json.dumps(with_subscores(text=21)), "subscores.text", "outside"),
+        (json.dumps(with_subscores(semantic_structure=30.5)), "subscores.semantic_structure", "outside"),
+        (json.dumps(with_subscores(layout=-1)), "subscores.layout", "outside"),
+        (json.dumps(with_subscores(editability=26)), "subscores.editability", "outside"),
+        (json.dumps(with_subscores(visual_detail=11)), "subscores.visual_detail", "outside"),
+        (json.dumps(good(score=80)), "score", "sum"),
+        (json.dumps(good(score=81.6)), "score", "sum"),
+    ],
+)
 def test_validate_reply_names_the_offending_field(rubric, text, field, reason):
     with pytest.raises(JudgeReplyError) as caught:
         validate_reply(text, rubric)
@@ -196,6 +228,7 @@ def test_validate_reply_names_the_offending_field(rubric, text, field, reason):
 
 
 # --- prompt_hash ------------------------------------------------------------------------------------
+
 
 def _hash(rubric, **changes):
     args = dict(source_sha256="a" * 64, render_sha256="b" * 64, object_summary=dict(SUMMARY), model="m1")
@@ -228,6 +261,7 @@ def test_prompt_hash_is_sensitive_to_every_input(rubric):
 
 # --- the client against the local server ------------------------------------------------------------
 
+
 def _data_url(data: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(data).decode()
 
@@ -250,8 +284,16 @@ def _images_and_text(protocol: str, body: dict) -> tuple[list[str], str, str]:
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_success_sends_the_full_request(server, rubric, sleeps, protocol):
     server.push(200, reply_body(protocol, good_text(), input_tokens=1000, output_tokens=200))
-    client = client_for(server, protocol, rubric, sleeps, reasoning_effort="high", temperature=0.25,
-                        price_input_per_mtok=2.0, price_output_per_mtok=8.0)
+    client = client_for(
+        server,
+        protocol,
+        rubric,
+        sleeps,
+        reasoning_effort="high",
+        temperature=0.25,
+        price_input_per_mtok=2.0,
+        price_output_per_mtok=8.0,
+    )
     outcome = client.judge(INPUTS)
 
     assert outcome.ok and outcome.error == ""
@@ -263,9 +305,12 @@ def test_success_sends_the_full_request(server, rubric, sleeps, protocol):
     assert outcome.usage.total_tokens == 1200
     assert outcome.usage.cost_usd == pytest.approx(1000 * 2.0 / 1e6 + 200 * 8.0 / 1e6)  # 0.0036
     assert outcome.prompt_hash == prompt_hash(
-        rubric, source_sha256=hashlib.sha256(SOURCE).hexdigest(),
-        render_sha256=hashlib.sha256(RENDER).hexdigest(), object_summary=SUMMARY,
-        model="judge-model-x")
+        rubric,
+        source_sha256=hashlib.sha256(SOURCE).hexdigest(),
+        render_sha256=hashlib.sha256(RENDER).hexdigest(),
+        object_summary=SUMMARY,
+        model="judge-model-x",
+    )
     assert sleeps == []
 
     [received] = server.requests
@@ -361,12 +406,12 @@ def test_retry_after_is_capped_and_backoff_grows(server, rubric, sleeps, protoco
     server.push(503, error_body("busy"))
     server.push(502, error_body("bad gateway"))
     server.push(500, error_body("boom"))
-    outcome = client_for(server, protocol, rubric, sleeps, backoff_base_seconds=1.0,
-                         backoff_max_seconds=3.0).judge(INPUTS)
+    outcome = client_for(server, protocol, rubric, sleeps, backoff_base_seconds=1.0, backoff_max_seconds=3.0).judge(
+        INPUTS
+    )
 
     assert not outcome.ok and outcome.reply is None and outcome.raw_reply == ""
-    assert [a.status for a in outcome.attempts] == ["rate_limited", "server_error", "server_error",
-                                                    "server_error"]
+    assert [a.status for a in outcome.attempts] == ["rate_limited", "server_error", "server_error", "server_error"]
     assert "500" in outcome.error
     assert len(sleeps) == 3  # no sleep after the last attempt
     assert sleeps[0] == 3.0  # Retry-After 3600 capped at backoff_max_seconds
@@ -403,8 +448,9 @@ def test_client_error_is_not_retried(server, rubric, sleeps, protocol):
 def test_connection_refused_is_retried_then_fails(rubric, sleeps, protocol):
     with JudgeServer() as gone:
         base_url = gone.base_url  # a port that is closed once the server stops
-    settings = JudgeSettings(protocol=protocol, base_url=base_url, model="m", api_key_env=KEY_ENV,
-                             timeout_seconds=2.0, max_attempts=2)
+    settings = JudgeSettings(
+        protocol=protocol, base_url=base_url, model="m", api_key_env=KEY_ENV, timeout_seconds=2.0, max_attempts=2
+    )
     outcome = JudgeClient(settings, rubric, sleep=sleeps.append).judge(INPUTS)
     assert not outcome.ok
     assert [a.status for a in outcome.attempts] == ["connection_error", "connection_error"]
@@ -435,15 +481,23 @@ def test_judge_many_keeps_order(server, rubric, sleeps):
     summaries = [dict(SUMMARY, marker=f"m{i}") for i in range(3)]
     outcomes = client.judge_many(JudgeInputs(SOURCE, "image/png", RENDER, s) for s in summaries)
     assert [o.ok for o in outcomes] == [True] * 3
-    expected = [prompt_hash(rubric, source_sha256=hashlib.sha256(SOURCE).hexdigest(),
-                            render_sha256=hashlib.sha256(RENDER).hexdigest(),
-                            object_summary=s, model="judge-model-x") for s in summaries]
+    expected = [
+        prompt_hash(
+            rubric,
+            source_sha256=hashlib.sha256(SOURCE).hexdigest(),
+            render_sha256=hashlib.sha256(RENDER).hexdigest(),
+            object_summary=s,
+            model="judge-model-x",
+        )
+        for s in summaries
+    ]
     assert [o.prompt_hash for o in outcomes] == expected
 
 
 def test_make_client_and_settings_validation(rubric):
-    client = make_client(JudgeSettings(protocol="chat", base_url="http://127.0.0.1:9/v1", model="m",
-                                       timeout_seconds=1.0), rubric)
+    client = make_client(
+        JudgeSettings(protocol="chat", base_url="http://127.0.0.1:9/v1", model="m", timeout_seconds=1.0), rubric
+    )
     assert isinstance(client, JudgeClient) and client.rubric is rubric
     with pytest.raises(ValueError, match="protocol"):
         JudgeSettings(protocol="completions", base_url="x", model="m")

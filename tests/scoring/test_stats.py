@@ -9,7 +9,7 @@ import pingouin as pg
 import pytest
 from scipy import stats as sps
 
-from corpus.protocol import RUBRIC_AXES, RUBRIC_MAXIMA
+from corpus.protocol import RUBRIC_AXES
 from scoring import stats as st
 
 FRAC = {"text": 0.20, "semantic_structure": 0.30, "layout": 0.15, "editability": 0.25, "visual_detail": 0.10}
@@ -30,10 +30,21 @@ def tiny(extra=None, judge="J", family="F1"):
             for i, v in enumerate(vals):
                 tid = f"t{i + 1}"
                 gate = not (cfg == "m-h-direct" and tid == "t2")
-                row = dict(configuration=cfg, model=model, harness=harness, workflow=wf, task_id=tid,
-                           field=FIELDS[tid], judge=judge, judge_family=family, run=run,
-                           gate_passed=gate, cap=100, quality=np.nan if v is None else float(v),
-                           score=np.nan if v is None else float(v))
+                row = dict(
+                    configuration=cfg,
+                    model=model,
+                    harness=harness,
+                    workflow=wf,
+                    task_id=tid,
+                    field=FIELDS[tid],
+                    judge=judge,
+                    judge_family=family,
+                    run=run,
+                    gate_passed=gate,
+                    cap=100,
+                    quality=np.nan if v is None else float(v),
+                    score=np.nan if v is None else float(v),
+                )
                 for a in RUBRIC_AXES:
                     row[a] = np.nan if v is None else FRAC[a] * v
                 rows.append(row)
@@ -145,17 +156,19 @@ def test_domain_scores_by_hand():
 
 
 def test_structural_audit_by_hand():
-    audits = pd.DataFrame({
-        "configuration": ["m-h-direct"] * 4,
-        "task_id": ["t1", "t2", "t3", "t4"],
-        "gate_passed": [True, False, True, True],
-        "pictures": [1, 0, 0, 2],
-        "largest_picture_ratio": [0.9, 0.0, 0.0, 0.5],
-        "capped": [True, False, False, False],
-        "connectors": [0, 0, 3, 5],
-        "text_boxes": [2, 0, 10, 6],
-        "shapes": [1, 0, 7, 9],
-    })
+    audits = pd.DataFrame(
+        {
+            "configuration": ["m-h-direct"] * 4,
+            "task_id": ["t1", "t2", "t3", "t4"],
+            "gate_passed": [True, False, True, True],
+            "pictures": [1, 0, 0, 2],
+            "largest_picture_ratio": [0.9, 0.0, 0.0, 0.5],
+            "capped": [True, False, False, False],
+            "connectors": [0, 0, 3, 5],
+            "text_boxes": [2, 0, 10, 6],
+            "shapes": [1, 0, 7, 9],
+        }
+    )
     t = st.structural_audit(audits, tiny())
     assert list(t.columns) == st.AUDIT_COLUMNS
     r = t.iloc[0]
@@ -217,8 +230,19 @@ def ws_frame():
     rows = []
     for (model, wf), tasks in subs.items():
         for i, sub in enumerate(tasks):
-            row = dict(configuration=f"{model}-{wf}", model=model, harness="h", workflow=wf, task_id=f"t{i}",
-                       field="cs.AI", judge="J", judge_family="F", run=1, gate_passed=True, cap=100)
+            row = dict(
+                configuration=f"{model}-{wf}",
+                model=model,
+                harness="h",
+                workflow=wf,
+                task_id=f"t{i}",
+                field="cs.AI",
+                judge="J",
+                judge_family="F",
+                run=1,
+                gate_passed=True,
+                cap=100,
+            )
             row.update(dict(zip(RUBRIC_AXES, map(float, sub))))
             row["quality"] = row["score"] = float(sum(sub))
             rows.append(row)
@@ -258,8 +282,26 @@ def test_sign_change_closed_form():
 
 def test_tables_without_any_judge_score_are_empty_or_say_why():
     """Before the first judge run: empty tables (never a crash), and a clear reason where a table needs a judge."""
-    empty = pd.DataFrame([], columns=["artifact_id", "configuration", "model", "harness", "workflow", "task_id", "field", "judge",
-                                      "judge_family", "run", "gate_passed", "cap", "quality", "score", *st.AXES])
+    empty = pd.DataFrame(
+        [],
+        columns=[
+            "artifact_id",
+            "configuration",
+            "model",
+            "harness",
+            "workflow",
+            "task_id",
+            "field",
+            "judge",
+            "judge_family",
+            "run",
+            "gate_passed",
+            "cap",
+            "quality",
+            "score",
+            *st.AXES,
+        ],
+    )
     empty = empty.astype({c: float for c in ["cap", "quality", "score", *st.AXES]})
     assert st.config_scores(empty, resamples=50).empty
     assert st.paired_effects(empty, resamples=50).empty

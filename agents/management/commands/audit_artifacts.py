@@ -14,17 +14,21 @@ class Command(BaseCommand):
         parser.add_argument("--configuration", help="only this configuration slug")
         parser.add_argument("--no-render", action="store_true")
         parser.add_argument("--force", action="store_true", help="redo even when the stored result is current")
-        parser.add_argument("--enqueue", action="store_true", help="send batches to the render queue instead of running inline")
+        parser.add_argument(
+            "--enqueue", action="store_true", help="send batches to the render queue instead of running inline"
+        )
         parser.add_argument("--no-progress", action="store_true")
 
     def handle(self, *args, configuration, no_render, force, enqueue, no_progress, **options):
         if force:
-            ids = list(selectors.artifact_list(configuration=configuration).exclude(pptx="").values_list("pk", flat=True))
+            ids = list(
+                selectors.artifact_list(configuration=configuration).exclude(pptx="").values_list("pk", flat=True)
+            )
         else:
             ids = selectors.artifact_ids_pending_audit(configuration=configuration, render=not no_render)
         if enqueue:
             for start in range(0, len(ids), BATCH):
-                chunk = ids[start:start + BATCH]
+                chunk = ids[start : start + BATCH]
                 if no_render:
                     for pk in chunk:
                         tasks.audit_artifact.delay(pk)
@@ -36,7 +40,7 @@ class Command(BaseCommand):
         renderer = None if no_render else services.renderer_create()
         try:
             for start in range(0, len(ids), BATCH):
-                batch = list(Artifact.objects.filter(pk__in=ids[start:start + BATCH]).order_by("pk"))
+                batch = list(Artifact.objects.filter(pk__in=ids[start : start + BATCH]).order_by("pk"))
                 audited = [services.artifact_audit(artifact=a, force=force) for a in batch]
                 if renderer is not None:
                     services.artifacts_render(artifacts=audited, force=force, renderer=renderer)
@@ -46,4 +50,6 @@ class Command(BaseCommand):
             if renderer is not None:
                 renderer.close()
         counts = selectors.gate_reason_counts()
-        self.stdout.write(f"{len(ids)} artifacts processed; gate: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+        self.stdout.write(
+            f"{len(ids)} artifacts processed; gate: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        )

@@ -7,8 +7,10 @@ from core.management.progress import line_progress, report_write
 
 
 class Command(BaseCommand):
-    help = ("Import human comparisons as battle rows (DESIGN 5) from CSV (*.csv), the JSON document `export --format json` writes "
-            "(*.json) or JSON Lines (any other name). Idempotent on comparison_id.")
+    help = (
+        "Import human comparisons as battle rows (DESIGN 5) from CSV (*.csv), the JSON document `export --format json` writes "
+        "(*.json) or JSON Lines (any other name). Idempotent on comparison_id."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("file", type=Path)

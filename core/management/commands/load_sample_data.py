@@ -1,4 +1,5 @@
 """What `make run` loads: sample accounts, and the real sample data that ships with the repository."""
+
 from django.core.management.base import BaseCommand
 
 from core.roles import ROLES

@@ -11,8 +11,16 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--manifest", required=True, type=Path)
-        parser.add_argument("--images", required=True, type=Path, help="folder the manifest's image paths are relative to")
-        parser.add_argument("--field", action="append", default=[], dest="fields", help="declare a field beyond cs.AI/cs.CL/cs.CV/cs.LG (repeatable)")
+        parser.add_argument(
+            "--images", required=True, type=Path, help="folder the manifest's image paths are relative to"
+        )
+        parser.add_argument(
+            "--field",
+            action="append",
+            default=[],
+            dest="fields",
+            help="declare a field beyond cs.AI/cs.CL/cs.CV/cs.LG (repeatable)",
+        )
         parser.add_argument("--no-progress", action="store_true")
 
     def handle(self, *args, manifest: Path, images: Path, fields, no_progress, **options):

@@ -11,7 +11,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("file", type=Path)
-        parser.add_argument("--rubric", default="refig-v1", help="rubric whose maxima the subscores are checked against")
+        parser.add_argument(
+            "--rubric", default="refig-v1", help="rubric whose maxima the subscores are checked against"
+        )
         parser.add_argument("--no-progress", action="store_true")
 
     def handle(self, *args, file: Path, rubric: str, no_progress: bool, **options):

@@ -18,8 +18,15 @@ class Command(BaseCommand):
         parser.add_argument("--family", help="judge family (default: the model id's first dash-separated part)")
         parser.add_argument("--configuration")
         parser.add_argument("--limit", type=int)
-        parser.add_argument("--protocol", choices=["responses", "chat"], default="responses", help="responses: hosted judge; chat: OpenAI-compatible server (vLLM)")
-        parser.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the key ('' for none)")
+        parser.add_argument(
+            "--protocol",
+            choices=["responses", "chat"],
+            default="responses",
+            help="responses: hosted judge; chat: OpenAI-compatible server (vLLM)",
+        )
+        parser.add_argument(
+            "--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the key ('' for none)"
+        )
         parser.add_argument("--reasoning-effort")
         parser.add_argument("--temperature", type=float)
         parser.add_argument("--timeout", type=float, default=600)
@@ -29,21 +36,35 @@ class Command(BaseCommand):
         parser.add_argument("--price-output", type=float, help="USD per million output tokens")
         parser.add_argument("--rubric", default="refig-v1")
         parser.add_argument("--enqueue", action="store_true", help="send one task per artifact to the judge queue")
-        parser.add_argument("--pause", action="store_true", help="pause this judge run (running judges stop after their current calls)")
+        parser.add_argument(
+            "--pause", action="store_true", help="pause this judge run (running judges stop after their current calls)"
+        )
         parser.add_argument("--no-progress", action="store_true")
 
     def handle(self, *args, **o):
         try:
             settings = JudgeSettings(
-                protocol=o["protocol"], base_url=o["base_url"], model=o["judge_model"], api_key_env=o["api_key_env"],
-                reasoning_effort=o["reasoning_effort"], temperature=o["temperature"], timeout_seconds=o["timeout"],
-                max_attempts=o["max_attempts"], concurrency=o["concurrency"],
-                price_input_per_mtok=o["price_input"], price_output_per_mtok=o["price_output"],
+                protocol=o["protocol"],
+                base_url=o["base_url"],
+                model=o["judge_model"],
+                api_key_env=o["api_key_env"],
+                reasoning_effort=o["reasoning_effort"],
+                temperature=o["temperature"],
+                timeout_seconds=o["timeout"],
+                max_attempts=o["max_attempts"],
+                concurrency=o["concurrency"],
+                price_input_per_mtok=o["price_input"],
+                price_output_per_mtok=o["price_output"],
             )
             judge_run = services.judge_run_ensure(
-                judge=o["judge_model"], family=o["family"] or o["judge_model"].split("-")[0], run=o["run"],
-                rubric_version=o["rubric"], protocol=o["protocol"], base_url=o["base_url"],
-                reasoning_effort=o["reasoning_effort"] or "", temperature=o["temperature"],
+                judge=o["judge_model"],
+                family=o["family"] or o["judge_model"].split("-")[0],
+                run=o["run"],
+                rubric_version=o["rubric"],
+                protocol=o["protocol"],
+                base_url=o["base_url"],
+                reasoning_effort=o["reasoning_effort"] or "",
+                temperature=o["temperature"],
             )
         except ValueError as error:
             raise CommandError(str(error)) from error
@@ -58,12 +79,26 @@ class Command(BaseCommand):
                 tasks.judge_artifact.delay(artifact.pk, judge_run.pk, asdict(settings), o["rubric"])
             self.stdout.write(f"{len(artifacts)} artifacts queued for {judge_run}")
             return
-        bar = tqdm(total=len(artifacts), unit="artifact", desc=f"judge run {o['run']}", disable=o["no_progress"], file=self.stderr._out)
-        ok, failed = services.judge_artifacts(artifacts=artifacts, judge_run=judge_run, settings=settings, rubric_version=o["rubric"], on_done=lambda _: bar.update(1))
+        bar = tqdm(
+            total=len(artifacts),
+            unit="artifact",
+            desc=f"judge run {o['run']}",
+            disable=o["no_progress"],
+            file=self.stderr._out,
+        )
+        ok, failed = services.judge_artifacts(
+            artifacts=artifacts,
+            judge_run=judge_run,
+            settings=settings,
+            rubric_version=o["rubric"],
+            on_done=lambda _: bar.update(1),
+        )
         bar.close()
         left = len(artifacts) - ok - failed
         if left == 0 and not failed:
             services.judge_run_set_status(judge_run=judge_run, status=JudgeRun.Status.DONE)
-        self.stdout.write(f"{judge_run}: {ok} judged, {failed} failed (kept with their raw replies), {left} not reached")
+        self.stdout.write(
+            f"{judge_run}: {ok} judged, {failed} failed (kept with their raw replies), {left} not reached"
+        )
         if failed:
             raise CommandError(f"{failed} judgements failed; re-run the same command to retry them")
