@@ -79,11 +79,8 @@ class ComparisonSubmitApi(AnnotatorApi):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         vote = services.comparison_submit(annotator=request.user, **data.validated_data)
-        comparison = vote.comparison
-        progress = {"done": vote.done, "quota": comparison.study.quota_per_annotator}
-        return Response(
-            {"stored": True, "counted": comparison.counted, "outcome": comparison.outcome, "progress": progress}
-        )
+        # Progress arrives with the next item (its "k of N"), which the screen asks for at once.
+        return Response({"stored": True, "counted": vote.comparison.counted, "outcome": vote.comparison.outcome})
 
 
 class LeaseSkipApi(AnnotatorApi):

@@ -122,8 +122,9 @@ def _set_fingerprint(through, key, name: str) -> dict:
 
 def _pool_signature() -> dict:
     """What a study's assignment pool is built from, as annotations over the study row: the seed, its configurations
-    (ids, and each id with its position: moving configurations changes the pairs' x / y order), its figures (ids)
-    and the newest artifact. Cheap: index reads over the study's link tables."""
+    (ids, and each id with its position: moving configurations changes the pairs' x / y order), its figures (ids),
+    whether it shows gate-failed artifacts, and the artifacts' state (newest id, how many have a final verdict, how
+    many pass). Cheap: index reads over the study's link tables and two counts over the artifacts."""
     configurations, figures = Study.configurations.through, Study.figures.through
     placed = ExpressionWrapper(
         Mod(F("configuration_id"), Value(SIGNATURE_PRIME)) * Value(1000003) + F("configuration__position"),
@@ -134,7 +135,8 @@ def _pool_signature() -> dict:
         **_set_fingerprint(configurations, F("configuration_id"), "configurations"),
         **_set_fingerprint(configurations, placed, "placed"),
         **_set_fingerprint(figures, F("figure_id"), "figures"),
-        "sig_artifact": agent_selectors.artifact_newest_id_expression(),
+        "sig_include_gate_failed": F("include_gate_failed"),
+        **agent_selectors.artifact_state_expressions(),
     }
 
 
