@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('scoring', '0001_initial'),
+        ("scoring", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='judgerecord',
-            name='claimed_at',
-            field=models.DateTimeField(help_text='when a worker last claimed it to call the judge API', null=True),
+            model_name="judgerecord",
+            name="claimed_at",
+            field=models.DateTimeField(help_text="when a worker last claimed it to call the judge API", null=True),
         ),
         migrations.AlterField(
-            model_name='judgerecord',
-            name='status',
-            field=models.CharField(choices=[('ok', 'Ok'), ('failed', 'Failed'), ('running', 'Running')], max_length=10),
+            model_name="judgerecord",
+            name="status",
+            field=models.CharField(choices=[("ok", "Ok"), ("failed", "Failed"), ("running", "Running")], max_length=10),
         ),
     ]
