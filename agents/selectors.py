@@ -165,7 +165,9 @@ def configurations_by_slugs(*, slugs) -> list[Configuration]:
     return list(Configuration.objects.filter(slug__in=list(slugs)).order_by("position", "slug"))
 
 
-def artifact_keys(*, configuration_ids, figure_ids=None, final_only: bool = False, passed_only: bool = False) -> list[tuple[int, int, int]]:
+def artifact_keys(
+    *, configuration_ids, figure_ids=None, final_only: bool = False, passed_only: bool = False
+) -> list[tuple[int, int, int]]:
     """(configuration id, figure id, artifact id) of the artifacts of these configurations (and figures); `final_only`:
     those with a final verdict (rendered, or failed with a reason: not pending); `passed_only`: those passing the gate."""
     artifacts = Artifact.objects.filter(configuration_id__in=list(configuration_ids))
@@ -186,9 +188,12 @@ def artifact_newest_id() -> int:
 def artifact_state_expressions() -> dict:
     """Subquery expressions that change whenever the artifacts a study's pool is built from change: the newest
     artifact's id (an import), and how many have a final verdict and how many pass the gate (an audit or a render)."""
+
     def count(**condition):
         # COUNT as a plain function, not an aggregate: one row, no GROUP BY, usable as a scalar subquery.
-        rows = Artifact.objects.filter(**condition).order_by().annotate(n=Func(F("pk"), function="COUNT")).values("n")[:1]
+        rows = (
+            Artifact.objects.filter(**condition).order_by().annotate(n=Func(F("pk"), function="COUNT")).values("n")[:1]
+        )
         return Coalesce(Subquery(rows, output_field=BigIntegerField()), Value(0))
 
     return {
