@@ -49,7 +49,9 @@ def elo_plot(elo: pd.DataFrame, configurations: pd.DataFrame, fmt: str = "png") 
     for w_index, workflow in enumerate(workflows):
         part = frame[frame["workflow"].fillna("") == workflow].set_index("group").reindex(order)
         x = np.arange(len(order)) + (w_index - (len(workflows) - 1) / 2) * width
-        err = np.vstack([part["elo"] - part["ci_low"], part["ci_high"] - part["elo"]])
+        # A regularised point fit can sit outside its bootstrap interval (few votes): draw the interval, not a
+        # negative bar (matplotlib refuses those).
+        err = np.clip(np.vstack([part["elo"] - part["ci_low"], part["ci_high"] - part["elo"]]), 0, None)
         axis.errorbar(
             x, part["elo"], yerr=err, fmt="o", capsize=4, color=colours[w_index % len(colours)], label=workflow or "—"
         )

@@ -81,7 +81,7 @@ def frame_html(frame: pd.DataFrame, *, decimals: int = 3) -> str:
         if pd.api.types.is_float_dtype(values) and values.notna().any():
             finite = values.dropna()
             if np.isfinite(finite).all() and (finite == finite.round()).all():
-                shown[column] = values.astype("Int64")
+                shown[column] = [("–" if pd.isna(v) else str(int(v))) for v in values]
     return shown.to_html(
         index=False, classes="data", float_format=lambda v: f"{v:.{decimals}f}", na_rep="–", escape=True
     )
