@@ -221,3 +221,95 @@ def test_two_studies_annotator_results_and_live_leaderboard(live_server, browser
     context.close()
 
     assert not watch.problems, "\n".join(watch.problems[:30])
+
+
+def test_every_action_has_a_key_and_the_frames_line_up(live_server, browser):
+    """Skip (K), reason (R), undo that restores the choice and reason (U), Enter on a focused Skip button, '?' for
+    the instructions; the three images framed alike so one zoom shows the same region; the figure page fits the
+    window; a styled 404."""
+    from tests.factories import png_bytes, store
+
+    figures, _, _ = build_corpus(figures=3, configurations=SLUGS[:2])
+    for figure in figures:  # wide sources (4:1) beside 16:9 slides
+        figure.image.name = store(png_bytes(size=(1280, 320), colour=(200, 220, 240), text="wide"), "corpus")[0]
+        figure.save(update_fields=["image"])
+    study = services.study_create(
+        name="keys", configurations=SLUGS[:2], min_dwell_ms=300, quota_per_annotator=3, overlap_rate=0
+    )
+    worker = annotator("ann-keys")
+    study.annotators.add(worker)
+    watch = Watch(live_server.url)
+    context, page = open_as(browser, live_server, worker, watch)
+    page.goto(f"{live_server.url}/annotate/")
+    page.keyboard.press("Enter")  # Start comparing has the focus
+
+    def ready(position):
+        page.wait_for_function(f"() => document.querySelector('#progress').textContent.startsWith('{position} of 3')")
+        page.wait_for_selector('.choice[data-choice="a"]:not([disabled])', timeout=10_000)
+
+    ready(1)
+    # framing: three equal frames of the slides' aspect ratio; after a zoom, still equal and equally transformed
+    rects = page.eval_on_selector_all(
+        ".viewport .frame", "els => els.map(e => { const r = e.getBoundingClientRect(); return [r.width, r.height]; })"
+    )
+    assert len({(round(w, 1), round(h, 1)) for w, h in rects}) == 1 and abs(rects[0][0] / rects[0][1] - 16 / 9) < 0.01
+    page.mouse.move(300, 400)
+    page.mouse.wheel(0, -600)
+    zoomed = page.eval_on_selector_all(
+        ".viewport .frame",
+        "els => els.map(e => { const r = e.getBoundingClientRect(), v = e.parentElement.getBoundingClientRect();"
+        " return [e.style.transform, Math.round(r.left - v.left), Math.round(r.top - v.top), Math.round(r.width)]; })",
+    )
+    assert len({tuple(z) for z in zoomed}) == 1 and "scale(1)" not in zoomed[0][0]
+    page.screenshot(path=str(DOCS / "annotate-framing-zoomed.png"))
+    page.keyboard.press("0")
+    # R to the reason, Enter sends; U brings the item back with its choice and reason
+    page.keyboard.press("2")
+    page.keyboard.press("r")
+    assert page.evaluate("() => document.activeElement.id") == "reason"
+    page.keyboard.type("labels legible")
+    page.keyboard.press("Enter")
+    ready(2)
+    page.keyboard.press("u")
+    ready(1)
+    page.wait_for_function("() => document.querySelector('.choice[data-choice=\"b\"]').classList.contains('selected')")
+    assert page.input_value("#reason") == "labels legible"
+    page.keyboard.press("Enter")  # focus is on Submit
+    ready(2)
+    # K opens the skip box with the focus in it; Enter skips
+    page.keyboard.press("k")
+    assert page.evaluate("() => document.activeElement.id") == "skip-reason"
+    page.keyboard.type("cannot read the source")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#status').textContent === 'item skipped'")
+    ready(2)
+    # Enter on the focused Skip button opens the box (not swallowed as a vote); Esc closes it, focus back on Skip
+    page.focus("#skip-open")
+    page.keyboard.press("Enter")
+    assert page.is_visible("#skip-box") and page.evaluate("() => document.activeElement.id") == "skip-reason"
+    page.keyboard.press("Escape")
+    assert page.is_hidden("#skip-box") and page.evaluate("() => document.activeElement.id") == "skip-open"
+    page.keyboard.press("?")
+    assert page.is_visible("#instructions") and page.evaluate("() => document.activeElement.id") == "start"
+    page.keyboard.press("Enter")
+    assert page.is_hidden("#instructions")
+    context.close()
+    first = Comparison.objects.filter(study=study, withdrawn=False, superseded=False).order_by("created_at").first()
+    assert first.outcome == "b" and first.reason == "labels legible"
+    assert Comparison.objects.filter(study=study, withdrawn=True).count() == 1
+
+    # staff: the figure page fits the window; a 404 is a styled page with navigation
+    researcher, _ = user_create_with_role(username="res-keys", password=PASSWORD, role="researcher")
+    context, page = open_as(browser, live_server, researcher, watch)
+    page.set_viewport_size({"width": 1024, "height": 768})
+    page.goto(f"{live_server.url}/corpus/{figures[0].task_id}/")
+    assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth")
+    before = len(watch.problems)
+    response = page.goto(f"{live_server.url}/no/such/page")
+    assert response.status == 404 and page.is_visible("header.top nav a:has-text('Results')")
+    page.screenshot(path=str(DOCS / "error-404.png"))
+    expected = watch.problems[before:]  # the 404 asked for (the response and the console's note of it), nothing else
+    assert len(expected) == 2 and all("404" in p for p in expected), expected
+    del watch.problems[before:]
+    context.close()
+    assert not watch.problems, "\n".join(watch.problems[:30])
