@@ -3,6 +3,7 @@ undo giving back the earlier choice; the `study` command; plain-language form er
 
 import io
 
+import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
@@ -12,13 +13,14 @@ from agents.models import GateReason
 from annotation import selectors, services
 from annotation.models import Comparison, Lease, Study
 from tests.annotation.data import PASSWORD, SLUGS, annotator, build_corpus, coordinator
+from tests.annotation.test_browser import forbidden_strings
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def two_studies():
-    build_corpus(figures=4, configurations=SLUGS[:3])
+    figures, configurations, artifacts = build_corpus(figures=4, configurations=SLUGS[:3])
     older = services.study_create(
         name="older", configurations=SLUGS[:3], min_dwell_ms=0, quota_per_annotator=2, description="the first"
     )
@@ -26,6 +28,7 @@ def two_studies():
     user = annotator("ann-two")
     older.annotators.add(user)
     newer.annotators.add(user)
+    older.world = (figures, configurations, artifacts)
     return older, newer, user
 
 
@@ -190,7 +193,7 @@ def test_every_gate_reason_has_a_placeholder_message_and_placeholders_frame_as_s
     with Image.open(io.BytesIO(png)) as image:
         assert image.size == (1600, 900)  # 16:9 like a rendered slide
         # legible: large dark glyphs cover a real share of the canvas (the old one was a line of 11 px text)
-        dark = sum(1 for p in image.convert("L").getdata() if p < 120)
+        dark = int((np.asarray(image.convert("L")) < 120).sum())
         assert dark > 0.01 * 1600 * 900
 
 
@@ -207,3 +210,28 @@ def test_missing_deck_placeholder_is_served_in_its_place():
     side = "a" if (lease.left_is_x == (failed == lease.item.artifact_x)) else "b"
     body = login(user).get(f"/annotate/img/{lease.token}/{side}").content
     assert body == selectors._placeholder_png(*selectors.PLACEHOLDER_TEXT["missing"])
+
+
+def test_the_new_annotator_pages_name_studies_but_never_configurations(two_studies):
+    """The blinding sweep's rule on the pages this issue adds: my studies, a study's screen, the studies API, an item
+    payload and the undo answer carry no configuration, artifact or figure identity."""
+    older, newer, user = two_studies
+    forbidden = forbidden_strings(*older.world)
+    client = login(user)
+    item = post(client, "next", {"study": "older"}).json()["item"]
+    vote(client, item, outcome="a", reason="fine")
+    bodies = {
+        "/annotate/": client.get("/annotate/").content,
+        "/annotate/older/": client.get("/annotate/older/").content,
+        "/api/annotate/studies/": client.get("/api/annotate/studies/").content,
+        "undo": post(client, "undo", {"study": "older"}).content,
+        "next": post(client, "next", {"study": "newer"}).content,
+    }
+    leaks = [
+        f"{where}: {secret}"
+        for where, body in bodies.items()
+        for secret in forbidden
+        if secret in body.decode().lower()
+    ]
+    assert not leaks
+    assert b"older" in bodies["/annotate/"] and b"newer" in bodies["/annotate/"]
