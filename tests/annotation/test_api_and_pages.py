@@ -36,6 +36,7 @@ def test_annotator_flow_over_the_api(study):
     payload = item["item"]
     assert set(payload) == {
         "token",
+        "study",
         "images",
         "audit_a",
         "audit_b",
