@@ -82,7 +82,7 @@ class ComparisonSubmitApi(AnnotatorApi):
         comparison = vote.comparison
         progress = {"done": vote.done, "quota": comparison.study.quota_per_annotator}
         return Response(
-            {"stored": True, "counted": comparison.counted, "outcome": comparison.outcome, "progress": progress}
+            {"stored": True, "counted": vote.dwell_reached, "outcome": comparison.outcome, "progress": progress}
         )
 
 

@@ -38,6 +38,9 @@ ANNOTATOR_QUALITY_COLUMNS = [
     "excluded",
 ]
 
+RATING_MIN, RATING_MAX = 0, 5  # PPTArena's ordinal scale
+DEFAULT_RATING_AXES = ("instruction_following", "visual_quality")  # PPTArena's two axes
+
 # Purposes of an item / vote in a pairwise study (stored on Item, Lease and Comparison).
 REGULAR, ATTENTION, REPEAT, CALIBRATION = "regular", "attention", "repeat", "calibration"
 
@@ -235,6 +238,9 @@ __all__ = [
     "ANNOTATOR_QUALITY_COLUMNS",
     "ATTENTION",
     "CALIBRATION",
+    "DEFAULT_RATING_AXES",
+    "RATING_MAX",
+    "RATING_MIN",
     "GATE_AGREEMENT_COLUMNS",
     "RATING_AGREEMENT_COLUMNS",
     "RATING_CONSISTENCY_COLUMNS",
