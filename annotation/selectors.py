@@ -35,7 +35,7 @@ from core.errors import Invalid, NotFound
 from corpus.protocol import SPARSE_PAIR_THRESHOLD, TIE_OUTCOMES
 
 from . import quality
-from .models import Comparison, Item, Lease, Study
+from .models import Comparison, Item, Lease, Study, StudyKind
 
 BATTLE_COLUMNS = [
     "comparison_id",
@@ -575,7 +575,7 @@ def quality_votes_frame(*, study: Study) -> pd.DataFrame:
 
 def annotator_quality_frame(*, study: str | None = None) -> pd.DataFrame:
     """The `annotator-quality` table (annotation.quality.annotator_quality) plus each exclusion's reason."""
-    resolved = study_resolve(study=study)
+    resolved = study_of_kind(study=study, kind=StudyKind.PAIRWISE)
     reasons = dict(resolved.exclusions.values_list("annotator_name", "reason"))
     frame = quality.annotator_quality(quality_votes_frame(study=resolved), excluded=list(reasons))
     frame["exclusion_reason"] = frame["annotator"].map(reasons).fillna("")
@@ -657,7 +657,7 @@ def _reviews_notes(study: Study, frame: pd.DataFrame) -> list[str]:
 
 def gate_review_agreement_frame(*, study: str | None = None) -> pd.DataFrame:
     """The `gate-review-agreement` table: reviewer pairs' raw agreement and Cohen's κ, and Fleiss' κ over all."""
-    resolved = study_of_kind(study=study, kind="gate_review")
+    resolved = study_of_kind(study=study, kind=StudyKind.GATE_REVIEW)
     reviews = gate_reviews_frame(study=resolved)
     frame = quality.gate_review_agreement(reviews)
     frame.attrs["notes"] = _reviews_notes(resolved, reviews)
@@ -667,7 +667,7 @@ def gate_review_agreement_frame(*, study: str | None = None) -> pd.DataFrame:
 def gate_review_vs_automated_frame(*, study: str | None = None) -> pd.DataFrame:
     """The `gate-review-vs-automated` table: each reviewer against the automated gate (gate_passed false = failure);
     artifacts still waiting for their automated verdict are left out."""
-    resolved = study_of_kind(study=study, kind="gate_review")
+    resolved = study_of_kind(study=study, kind=StudyKind.GATE_REVIEW)
     reviews = gate_reviews_frame(study=resolved)
     automated = dict(
         resolved.gate_reviews.filter(artifact__gate_passed__isnull=False)
@@ -690,7 +690,7 @@ def ratings_frame(*, study: Study) -> pd.DataFrame:
 
 def rating_agreement_frame(*, study: str | None = None) -> pd.DataFrame:
     """The `rating-agreement` table: human mean rating per artifact against each judge's mean over its runs."""
-    resolved = study_of_kind(study=study, kind="rating")
+    resolved = study_of_kind(study=study, kind=StudyKind.RATING)
     ratings = ratings_frame(study=resolved)
     frame = quality.rating_agreement(ratings)
     humans = ratings[ratings["rater_kind"] == "human"]
@@ -703,7 +703,7 @@ def rating_agreement_frame(*, study: str | None = None) -> pd.DataFrame:
 
 def rating_consistency_frame(*, study: str | None = None) -> pd.DataFrame:
     """The `rating-consistency` table: each judge against its own repeated runs."""
-    resolved = study_of_kind(study=study, kind="rating")
+    resolved = study_of_kind(study=study, kind=StudyKind.RATING)
     frame = quality.rating_consistency(ratings_frame(study=resolved))
     frame.attrs["notes"] = [f"study {resolved.name}: judge ratings only; artifacts rated in fewer than 2 runs left out"]
     return frame
