@@ -2,7 +2,6 @@
 the gate-review and rating studies: services, importers, tables and exports."""
 
 import io
-import json
 
 import numpy as np
 import pandas as pd
@@ -10,8 +9,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from PIL import Image
-from sklearn.metrics import cohen_kappa_score
 from scipy import stats
+from sklearn.metrics import cohen_kappa_score
 
 from annotation import selectors, services
 from annotation.models import Comparison, GateReview, Item, Lease, Purpose, Rating, StudyKind
