@@ -12,7 +12,20 @@ logger = logging.getLogger("annotation")
 
 # The annotator's screen and the API it calls (annotation/urls.py names); the api-* ones answer in JSON.
 ANNOTATOR_VIEWS = frozenset(
-    {"annotate", "lease-image", "api-next", "api-submit", "api-skip", "api-undo", "api-summary"}
+    {
+        "annotate",
+        "lease-image",
+        "api-next",
+        "api-submit",
+        "api-skip",
+        "api-undo",
+        "api-summary",
+        "gate-review",
+        "rating",
+        "artifact-image",
+        "calibration",
+        "calibration-image",
+    }
 )
 FAILED = INTERNAL_ERROR
 

@@ -35,7 +35,7 @@ from core.errors import Invalid, NotFound
 from corpus.protocol import SPARSE_PAIR_THRESHOLD, TIE_OUTCOMES
 
 from . import quality
-from .models import Comparison, Item, Lease, Study, StudyKind
+from .models import ArtifactLease, CalibrationAnswer, Comparison, Item, Lease, Study, StudyKind
 
 BATTLE_COLUMNS = [
     "comparison_id",
@@ -173,7 +173,9 @@ def study_state(*, study_id: int) -> StudyState:
 def study_for_annotator(*, user) -> StudyState | None:
     """The first active study the annotator is assigned to (then paused ones, so they see why), with its state, so
     that the engine need not read it again."""
-    studies = _with_state(Study.objects.filter(annotators=user).exclude(status=Study.Status.CLOSED))
+    studies = _with_state(
+        Study.objects.filter(annotators=user, kind=StudyKind.PAIRWISE).exclude(status=Study.Status.CLOSED)
+    )
     found = (
         studies.filter(status=Study.Status.ACTIVE).order_by("created_at").first()
         or studies.order_by("created_at").first()
@@ -253,6 +255,11 @@ def lease_image(*, lease: Lease, side: str) -> bytes:
         name = (a if side == "a" else b).render_png.name
         if not name:
             return _placeholder_png("No rendering: this deck could not be opened or rendered.")
+    return stored_png(name)
+
+
+def stored_png(name: str) -> bytes:
+    """A stored image re-encoded as a clean PNG (clean_png), cached by its storage name."""
     key = "annotation:png:" + hashlib.sha256(name.encode()).hexdigest()
     data = cache.get(key)
     if data is None:
@@ -707,3 +714,91 @@ def rating_consistency_frame(*, study: str | None = None) -> pd.DataFrame:
     frame = quality.rating_consistency(ratings_frame(study=resolved))
     frame.attrs["notes"] = [f"study {resolved.name}: judge ratings only; artifacts rated in fewer than 2 runs left out"]
     return frame
+
+
+# --- the single-artifact screens (gate review, rating) and calibration ------------------------------------------------
+def study_of_kind_for_annotator(*, user, kind: str) -> Study | None:
+    """The first active study of `kind` the annotator is assigned to (then a paused one, so they see why)."""
+    studies = Study.objects.filter(annotators=user, kind=kind).exclude(status=Study.Status.CLOSED)
+    return (
+        studies.filter(status=Study.Status.ACTIVE).order_by("created_at").first()
+        or studies.order_by("created_at").first()
+    )
+
+
+def artifact_lease_owned(*, token: str, user):
+    return (
+        ArtifactLease.objects.select_related("artifact", "artifact__figure", "study")
+        .filter(token=token, annotator=user)
+        .first()
+    )
+
+
+def artifact_lease_payload(*, lease) -> dict:
+    """What a gate-review or rating page shows for one artifact: opaque token, image URLs by token, the audit."""
+    audit, _ = _audit_rows(lease.artifact.audit_summary, None)
+    done = lease.study.artifact_leases.filter(annotator_id=lease.annotator_id, state="submitted").count()
+    return {
+        "token": lease.token,
+        "images": {
+            side: reverse("annotation:artifact-image", kwargs={"token": lease.token, "side": side})
+            for side in ARTIFACT_IMAGE_SIDES
+        },
+        "audit": audit,
+        "axes": list(lease.study.rating_axes),
+        "done": done,
+    }
+
+
+ARTIFACT_IMAGE_SIDES = ("source", "a")
+
+
+def artifact_lease_image(*, lease, side: str) -> bytes:
+    artifact = lease.artifact
+    if side == "source":
+        return stored_png(artifact.figure.image.name)
+    if not artifact.render_png.name:
+        return _placeholder_png("No rendering: this deck could not be opened or rendered.")
+    return stored_png(artifact.render_png.name)
+
+
+def calibration_owned(*, token: str, user):
+    return (
+        CalibrationAnswer.objects.select_related("item", "item__figure", "item__artifact_x", "item__artifact_y")
+        .filter(token=token, annotator=user)
+        .first()
+    )
+
+
+def calibration_image(*, answer, side: str) -> bytes:
+    item = answer.item
+    if side == "source":
+        return stored_png(item.figure.image.name)
+    a, b = (item.artifact_x, item.artifact_y) if answer.left_is_x else (item.artifact_y, item.artifact_x)
+    name = (a if side == "a" else b).render_png.name
+    if not name:
+        return _placeholder_png("No rendering: this deck could not be opened or rendered.")
+    return stored_png(name)
+
+
+def calibration_payload(*, answer) -> dict:
+    item = answer.item
+    a, b = (item.artifact_x, item.artifact_y) if answer.left_is_x else (item.artifact_y, item.artifact_x)
+    audit_a, audit_b = _audit_rows(a.audit_summary, b.audit_summary)
+    payload = {
+        "token": answer.token,
+        "images": {
+            side: reverse("annotation:calibration-image", kwargs={"token": answer.token, "side": side})
+            for side in IMAGE_SIDES
+        },
+        "audit_a": audit_a,
+        "audit_b": audit_b,
+        "answered": bool(answer.outcome),
+    }
+    if answer.outcome:
+        expected = item.expected_label
+        shown = expected if expected in TIE_OUTCOMES else ("a" if (expected == "x") == answer.left_is_x else "b")
+        payload.update(
+            {"outcome": answer.outcome, "expert": shown, "correct": answer.correct, "explanation": item.explanation}
+        )
+    return payload

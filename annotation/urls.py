@@ -17,4 +17,14 @@ urlpatterns = [
     path("api/studies/", api.StudyListApi.as_view(), name="api-study-list"),
     path("api/studies/<slug:name>/", api.StudyDetailApi.as_view(), name="api-study-detail"),
     path("api/studies/<slug:name>/coverage/", api.StudyCoverageApi.as_view(), name="api-study-coverage"),
+    path("annotate/review/", views.GateReviewView.as_view(), name="gate-review"),
+    path("annotate/rate/", views.RatingView.as_view(), name="rating"),
+    path("annotate/artifact-img/<str:token>/<str:side>", views.ArtifactImageView.as_view(), name="artifact-image"),
+    path("annotate/calibration/", views.CalibrationView.as_view(), name="calibration"),
+    path(
+        "annotate/calibration/img/<str:token>/<str:side>",
+        views.CalibrationImageView.as_view(),
+        name="calibration-image",
+    ),
+    path("coordinate/<slug:name>/quality/", views.StudyQualityView.as_view(), name="study-quality"),
 ]

@@ -9,12 +9,17 @@ analysis leaves them out and says how many and why.
 
 from __future__ import annotations
 
+import secrets
+
 from django.db import transaction
+from django.utils import timezone
 
 from core.errors import Invalid, NotFound
+from corpus.protocol import OUTCOMES, TIE_OUTCOMES
 
 from .. import assignment
-from ..models import Adjudication, AnnotatorExclusion, Comparison, Item, Purpose, Study
+from ..models import Adjudication, AnnotatorExclusion, CalibrationAnswer, Comparison, Item, Purpose, Study
+from .engine import TOKEN_BYTES
 
 LABELS = ("x", "y", "tie_success", "tie_failure")  # a vote relative to the item's configurations
 
@@ -109,3 +114,50 @@ def adjudication_save(*, study: Study, item_id: int, label: str, note: str, deci
         study=study, item=item, defaults={"label": _label(label), "note": note.strip(), "decided_by": decided_by}
     )
     return adjudication
+
+
+def calibration_next(*, study: Study, annotator):
+    """The annotator's unanswered calibration item, or a new one they have not seen; None when all are answered."""
+    open_answer = CalibrationAnswer.objects.filter(study=study, annotator=annotator, outcome="").first()
+    if open_answer is not None:
+        return open_answer
+    seen = CalibrationAnswer.objects.filter(study=study, annotator=annotator).values("item_id")
+    ids = list(
+        Item.objects.filter(study=study, purpose=Purpose.CALIBRATION).exclude(pk__in=seen).values_list("pk", flat=True)
+    )
+    if not ids:
+        return None
+    pk = min(ids, key=lambda i: assignment.seeded_rank(study.seed, "calibration", annotator.pk, i))
+    left = int(assignment.seeded_rank(study.seed, "calibration-side", annotator.pk, pk)[-1], 16) % 2 == 0
+    answer, _ = CalibrationAnswer.objects.get_or_create(
+        study=study,
+        item_id=pk,
+        annotator=annotator,
+        defaults={"token": secrets.token_urlsafe(TOKEN_BYTES), "left_is_x": left},
+    )
+    return answer
+
+
+def calibration_answer(*, token: str, annotator, outcome: str):
+    """Record the annotator's answer to a calibration item (once) and whether it matches the expert's."""
+    if outcome not in OUTCOMES:
+        raise Invalid(f"outcome must be one of {', '.join(OUTCOMES)}")
+    with transaction.atomic():
+        answer = (
+            CalibrationAnswer.objects.select_for_update()
+            .select_related("item")
+            .filter(token=token, annotator=annotator)
+            .first()
+        )
+        if answer is None:
+            raise NotFound("no such item: the link is unknown")
+        if answer.outcome:
+            return answer
+        label = outcome if outcome in TIE_OUTCOMES else ("x" if (outcome == "a") == answer.left_is_x else "y")
+        answer.outcome, answer.correct, answer.answered_at = (
+            outcome,
+            label == answer.item.expected_label,
+            timezone.now(),
+        )
+        answer.save(update_fields=["outcome", "correct", "answered_at"])
+        return answer
