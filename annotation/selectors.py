@@ -587,7 +587,7 @@ def annotator_quality_frame(*, study: str | None = None) -> pd.DataFrame:
     frame = quality.annotator_quality(quality_votes_frame(study=resolved), excluded=list(reasons))
     frame["exclusion_reason"] = frame["annotator"].map(reasons).fillna("")
     frame.attrs["notes"] = [
-        "all current votes made in the browser (imported votes have no lease and no sides); calibration votes never"
+        "all current votes made in the browser (imported votes have no lease and no sides); calibration answers are kept apart and never appear here"
     ] + exclusion_notes(study=resolved)
     return frame
 

@@ -4,9 +4,8 @@
    - Enter submits the form (Ctrl+Enter inside the reason box); Esc leaves a text box. */
 (function () {
   "use strict";
-  const form = document.querySelector("form.keyboard");
-  if (!form) return;
-  const rows = Array.from(form.querySelectorAll("[data-axis]"));
+  const form = document.querySelector("form.keyboard");  // none once a calibration answer is shown
+  const rows = form ? Array.from(form.querySelectorAll("[data-axis]")) : [];
   let current = 0;
   function mark() {
     rows.forEach((row, i) => row.classList.toggle("current", i === current));
@@ -19,11 +18,11 @@
     if (event.altKey || event.metaKey) return;
     if (typing(event.target)) {
       if (event.key === "Escape") event.target.blur();
-      if (event.key === "Enter" && event.ctrlKey) { event.preventDefault(); form.requestSubmit(); }
+      if (event.key === "Enter" && event.ctrlKey && form) { event.preventDefault(); form.requestSubmit(); }
       return;
     }
     if (event.ctrlKey) return;
-    if (event.key === "Enter") { event.preventDefault(); form.requestSubmit(); return; }
+    if (event.key === "Enter" && form) { event.preventDefault(); form.requestSubmit(); return; }
     if (rows.length && /^[0-9]$/.test(event.key)) {
       const radio = rows[current].querySelector(`input[value="${event.key}"]`);
       if (radio) {
