@@ -26,6 +26,8 @@ AUTOMATED_TABLES = (
     "judge-families",
     "judge-run-status",
     "pptbench-leaderboard",
+    "gate-repeatability",
+    "gate-policies",
 )
 ELO_TABLES = ("elo", "rank-probabilities", "win-rates", "coverage")
 AGREEMENT_TABLES = (
@@ -35,6 +37,11 @@ AGREEMENT_TABLES = (
     "iaa",
     "weight-sensitivity",
     "weight-sensitivity-effects",
+    "annotator-quality",
+    "gate-review-agreement",
+    "gate-review-vs-automated",
+    "rating-agreement",
+    "rating-consistency",
 )
 
 
@@ -48,12 +55,14 @@ def _table_blocks(names, params, plots_for=None) -> list[dict]:
     for name in names:
         if name not in TABLES:
             continue
+        notes = []
         try:
             frame = table_frame(name, **params)
             html = frame_html(frame)
+            notes = frame.attrs.get("notes", [])  # what the table includes and excludes, and why
         except AppError as error:  # no study yet, no judge scores yet: say so in place of the table
             html = format_html("<p>{}</p>", str(error))
-        block = {"name": name, "title": TABLES[name].title, "html": html, "query": query}
+        block = {"name": name, "title": TABLES[name].title, "html": html, "query": query, "notes": notes}
         if plots_for and name in plots_for:
             plot = reverse("bt_elo:plot", kwargs={"name": plots_for[name], "fmt": "png"})
             block["plot"] = f"{plot}?{query}"

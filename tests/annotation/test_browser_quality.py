@@ -12,7 +12,10 @@ from annotation.models import CalibrationAnswer, Comparison, GateReview, Rating,
 from annotation.services import artifact_studies
 from annotation.services import quality as quality_services
 from tests.annotation.data import PASSWORD, SLUGS, annotator, build_corpus, coordinator, next_lease, submit_vote
-from tests.annotation.test_browser import OUTPUT, browser_page, forbidden_strings  # noqa: F401 (fixture)
+from tests.annotation import test_browser
+from tests.annotation.test_browser import OUTPUT, forbidden_strings
+
+browser_page = test_browser.browser_page  # the project's Playwright fixture (Debian's chromium)
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 

@@ -16,7 +16,7 @@ from annotation import selectors, services
 from annotation.models import Comparison, GateReview, Item, Lease, Purpose, Rating, StudyKind
 from annotation.services import artifact_studies, gate_reviews, quality, ratings
 from core.errors import AppError
-from tests.annotation.data import SLUGS, annotator, build_corpus, next_lease, submit_vote
+from tests.annotation.data import SLUGS, annotator, build_corpus, coordinator, next_lease, submit_vote
 from tests.factories import artifact_create, configuration_create
 
 pytestmark = pytest.mark.django_db
@@ -128,7 +128,7 @@ def test_swapped_repeats_measure_self_consistency_and_position_bias():
     assert row["position_left_share"] == 1.0 and row["votes"] == 16 - len(repeats)
 
 
-def test_exclusion_flags_votes_and_every_table_says_so():
+def test_exclusion_flags_votes_and_every_table_says_so(client, tmp_path):
     study, _ = _study()
     careless, careful = annotator("ann-careless"), annotator("ann-careful")
     _vote_all(study, careless, 4)
@@ -144,6 +144,14 @@ def test_exclusion_flags_votes_and_every_table_says_so():
     table = selectors.annotator_quality_frame(study="qc").set_index("annotator")
     assert table.loc["ann-careless", "excluded"] and not table.loc["ann-careful", "excluded"]
     assert table.loc["ann-careless", "exclusion_reason"] == "failed 3 of 4 attention items"
+    client.force_login(coordinator())
+    body = client.get("/api/tables/comparisons/?format=json&study=qc").json()
+    assert "excluded 4 votes of annotator ann-careless: failed 3 of 4 attention items" in body["notes"]
+    page = client.get("/results/agreement?study=qc").content.decode()
+    assert "excluded 4 votes of annotator ann-careless" in page and "Annotator quality" in page
+    err = io.StringIO()
+    call_command("export", "coverage", "--study", "qc", "--out", str(tmp_path / "c.csv"), stderr=err)
+    assert "coverage: excluded 4 votes of annotator ann-careless: failed 3 of 4 attention items" in err.getvalue()
     quality.annotator_include(study=study, annotator="ann-careless")
     assert len(selectors.comparisons_frame(study="qc")) == 7
 
@@ -302,8 +310,6 @@ def test_rating_submit_in_the_service():
 def test_tables_served_by_the_api(client):
     build_corpus(figures=1)
     artifact_studies.artifact_study_create(name="gates", kind=StudyKind.GATE_REVIEW, configurations=SLUGS[:2])
-    from tests.annotation.data import coordinator
-
     client.force_login(coordinator())
     body = client.get("/api/tables/gate-review-agreement/?format=json").json()
     assert body["columns"] == ["reviewer_a", "reviewer_b", "n", "agreement", "kappa"]
