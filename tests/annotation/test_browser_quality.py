@@ -11,8 +11,8 @@ from annotation import services
 from annotation.models import CalibrationAnswer, Comparison, GateReview, Rating, StudyKind
 from annotation.services import artifact_studies
 from annotation.services import quality as quality_services
-from tests.annotation.data import PASSWORD, SLUGS, annotator, build_corpus, coordinator, next_lease, submit_vote
 from tests.annotation import test_browser
+from tests.annotation.data import PASSWORD, SLUGS, annotator, build_corpus, coordinator, next_lease, submit_vote
 from tests.annotation.test_browser import OUTPUT, forbidden_strings
 
 browser_page = test_browser.browser_page  # the project's Playwright fixture (Debian's chromium)
