@@ -105,6 +105,29 @@ class StudyForm(forms.ModelForm):
         return [t for t in re.split(r"[\s,;]+", self.cleaned_data["figures"]) if t]
 
 
+class ArtifactStudyForm(forms.Form):
+    """A gate-review or rating study (issue 15): one artifact at a time."""
+
+    name = forms.SlugField(max_length=80)
+    kind = forms.ChoiceField(choices=[(StudyKind.GATE_REVIEW, "gate review"), (StudyKind.RATING, "rating")])
+    configurations = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
+    figure_sample = forms.IntegerField(required=False, min_value=1, max_value=10_000_000, label="sample size")
+    rating_axes = forms.CharField(
+        required=False,
+        help_text="rating studies: axes separated by commas; empty: instruction_following, visual_quality",
+    )
+    seed = forms.IntegerField(initial=0, min_value=-(2**63), max_value=2**63 - 1)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        choices = [(c.slug, f"{c.label} ({c.slug})") for c in agent_selectors.configuration_list()]
+        self.fields["configurations"].choices = choices
+        self.fields["configurations"].initial = [slug for slug, _ in choices]
+
+    def clean_rating_axes(self) -> list[str] | None:
+        return [a for a in re.split(r"[\s,;]+", self.cleaned_data["rating_axes"]) if a] or None
+
+
 class InviteForm(forms.Form):
     username = forms.CharField(max_length=150)
     email = forms.EmailField(required=False)
@@ -122,11 +145,14 @@ class CoordinateView(RoleRequiredMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         context["studies"] = selectors.study_list().prefetch_related("configurations", "annotators")
         context.setdefault("form", StudyForm())
+        context.setdefault("artifact_form", ArtifactStudyForm())
         return context
 
     def post(self, request):
         if not user_has_role(request.user, COORDINATOR):
             raise PermissionDenied("only coordinators change studies")
+        if request.POST.get("action") == "artifact-study":
+            return self.artifact_study(request)
         form = StudyForm(request.POST)
         if form.is_valid():
             data = dict(form.cleaned_data)
@@ -138,6 +164,18 @@ class CoordinateView(RoleRequiredMixin, TemplateView):
                 messages.success(request, f"Study {study.name} created.")
                 return redirect("annotation:study-dashboard", name=study.name)
         return self.render_to_response(self.get_context_data(form=form))
+
+    def artifact_study(self, request):
+        form = ArtifactStudyForm(request.POST)
+        if form.is_valid():
+            try:
+                study = artifact_studies.artifact_study_create(**form.cleaned_data)
+            except AppError as error:
+                form.add_error(None, error.detail)
+            else:
+                messages.success(request, f"{study.kind} study {study.name} created.")
+                return redirect("annotation:study-dashboard", name=study.name)
+        return self.render_to_response(self.get_context_data(artifact_form=form))
 
 
 class StudyDashboardView(RoleRequiredMixin, TemplateView):
@@ -375,6 +413,15 @@ class StudyQualityView(RoleRequiredMixin, TemplateView):
                     decided_by=who,
                 )
                 messages.success(request, "Decision stored; the votes are unchanged.")
+            elif action == "calibrate":
+                item_id = request.POST.get("item", "")
+                adjudication = study.adjudications.filter(item_id=int(item_id) if item_id.isdigit() else 0).first()
+                if adjudication is None:
+                    raise ValueError("decide the item first: its decision becomes the expert's answer")
+                quality_services.calibration_item_add(
+                    study=study, item=adjudication.item, label=adjudication.label, explanation=adjudication.note
+                )
+                messages.success(request, "Calibration item added: the decision and its note are the expert's answer.")
         except (AppError, ValueError) as error:
             messages.error(request, getattr(error, "detail", str(error)))
         return redirect("annotation:study-quality", name=study.name)

@@ -164,4 +164,7 @@ def test_calibration_reveals_the_expert_and_coordinator_excludes_and_adjudicates
     page.wait_for_selector("text=decided y by coord-one")
     page.screenshot(path=str(OUTPUT / "quality.png"), full_page=True)
     assert study.adjudications.get().label == "y"
+    page.click("button.calibrate")
+    page.wait_for_selector("text=Calibration item added")
+    assert study.items.get(purpose="calibration").expected_label == "y"
     assert Comparison.objects.filter(study=study, excluded=True).count() == 1

@@ -314,3 +314,37 @@ def test_tables_served_by_the_api(client):
     body = client.get("/api/tables/gate-review-agreement/?format=json").json()
     assert body["columns"] == ["reviewer_a", "reviewer_b", "n", "agreement", "kappa"]
     assert client.get("/api/tables/annotator-quality/?format=json").status_code == 404  # no pairwise study
+
+
+def test_coordinator_creates_gate_review_and_rating_studies_in_the_page(client):
+    build_corpus(figures=3)
+    client.force_login(coordinator())
+    response = client.post(
+        "/coordinate/",
+        {
+            "action": "artifact-study",
+            "name": "rate-pilot",
+            "kind": "rating",
+            "configurations": list(SLUGS[:2]),
+            "figure_sample": 2,
+            "rating_axes": "instruction_following, visual_quality, editability",
+            "seed": 5,
+        },
+    )
+    assert response.status_code == 302
+    study = selectors.study_resolve(study="rate-pilot")
+    assert study.kind == StudyKind.RATING and study.figures.count() == 2
+    assert study.rating_axes == ["instruction_following", "visual_quality", "editability"]
+    assert artifact_studies.study_artifacts(study).count() == 4
+    bad = client.post(
+        "/coordinate/",
+        {
+            "action": "artifact-study",
+            "name": "x",
+            "kind": "rating",
+            "configurations": [SLUGS[0]],
+            "rating_axes": "a-b",
+            "seed": 0,
+        },
+    )
+    assert bad.status_code == 200 and b"letters, digits and _ only" in bad.content
