@@ -585,7 +585,7 @@ def annotator_quality_frame(*, study: str | None = None) -> pd.DataFrame:
     resolved = study_of_kind(study=study, kind=StudyKind.PAIRWISE)
     reasons = dict(resolved.exclusions.values_list("annotator_name", "reason"))
     frame = quality.annotator_quality(quality_votes_frame(study=resolved), excluded=list(reasons))
-    frame["exclusion_reason"] = frame["annotator"].map(reasons).fillna("")
+    frame["exclusion_reason"] = [reasons.get(name, "") for name in frame["annotator"]]
     frame.attrs["notes"] = [
         "all current votes made in the browser (imported votes have no lease and no sides); calibration answers are kept apart and never appear here"
     ] + exclusion_notes(study=resolved)
