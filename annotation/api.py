@@ -121,8 +121,9 @@ class ComparisonSubmitApi(AnnotatorApi):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         vote = services.comparison_submit(annotator=request.user, **data.validated_data)
-        # Progress arrives with the next item (its "k of N"), which the screen asks for at once.
-        return Response({"stored": True, "counted": vote.comparison.counted, "outcome": vote.comparison.outcome})
+        # Progress arrives with the next item (its "k of N"), which the screen asks for at once. "counted" says only
+        # whether the dwell was long enough: an attention or repeat item never counts, and saying so would unblind it.
+        return Response({"stored": True, "counted": vote.dwell_reached, "outcome": vote.comparison.outcome})
 
 
 class LeaseSkipApi(AnnotatorApi):

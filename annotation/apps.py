@@ -26,3 +26,33 @@ class AnnotationConfig(AppConfig):
             title="Comparisons per configuration pair against target",
             parameters=("study",),
         )
+        register_table(
+            "annotator-quality",
+            selectors.annotator_quality_frame,
+            title="Annotator quality: attention pass rate, swapped-repeat self-consistency, position bias, exclusions",
+            parameters=("study",),
+        )
+        register_table(
+            "gate-review-agreement",
+            selectors.gate_review_agreement_frame,
+            title="Human gate review: pairwise agreement and Cohen's κ (failure positive); Fleiss' κ over all reviewers",
+            parameters=("study",),
+        )
+        register_table(
+            "gate-review-vs-automated",
+            selectors.gate_review_vs_automated_frame,
+            title="Human gate review against the automated gate: agreement and Cohen's κ per reviewer",
+            parameters=("study",),
+        )
+        register_table(
+            "rating-agreement",
+            selectors.rating_agreement_frame,
+            title="Ratings: human mean per artifact against each judge's mean over runs (Spearman, Pearson, MAD)",
+            parameters=("study",),
+        )
+        register_table(
+            "rating-consistency",
+            selectors.rating_consistency_frame,
+            title="Ratings: each judge's consistency over repeated runs (majority agreement, mean SD)",
+            parameters=("study",),
+        )

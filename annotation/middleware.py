@@ -22,6 +22,11 @@ ANNOTATOR_VIEWS = frozenset(
         "api-undo",
         "api-summary",
         "api-studies",
+        "gate-review",
+        "rating",
+        "artifact-image",
+        "calibration",
+        "calibration-image",
     }
 )
 FAILED = INTERNAL_ERROR

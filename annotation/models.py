@@ -2,12 +2,33 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from . import quality
+
 INT32_MAX = 2**31 - 1  # the range of a PositiveIntegerField on every database
 INT64 = 2**63
 
 
 def _bounded(low: int, high: int = INT32_MAX) -> list:
     return [MinValueValidator(low), MaxValueValidator(high)]
+
+
+class StudyKind(models.TextChoices):
+    PAIRWISE = "pairwise"  # blinded A / B / tie comparisons (REFERENCE 5)
+    GATE_REVIEW = "gate_review"  # does this artifact fail the gate? (PPTBench, REFERENCE 8)
+    RATING = "rating"  # ordinal 0–5 ratings on named axes (PPTArena, REFERENCE 9)
+
+
+class Purpose(models.TextChoices):
+    """Why an item or vote exists: only regular votes count towards Elo, coverage and agreement."""
+
+    REGULAR = quality.REGULAR
+    ATTENTION = quality.ATTENTION, "attention (known answer)"
+    REPEAT = quality.REPEAT, "swapped repeat"
+    CALIBRATION = quality.CALIBRATION, "calibration (not counted)"
+
+
+def default_rating_axes() -> list[str]:
+    return list(quality.DEFAULT_RATING_AXES)
 
 
 class Study(models.Model):
@@ -59,6 +80,21 @@ class Study(models.Model):
     pool_signature = models.CharField(max_length=200, blank=True, default="", editable=False)
     annotators = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="studies", blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Issue 15: the kind of study, and the quality controls of a pairwise one.
+    kind = models.CharField(max_length=12, choices=StudyKind.choices, default=StudyKind.PAIRWISE)
+    attention_rate = models.FloatField(
+        default=0.0,
+        validators=[MinValueValidator(0.0), MaxValueValidator(0.5)],
+        help_text="share of an annotator's items that are attention items (a known answer)",
+    )
+    repeat_rate = models.FloatField(
+        default=0.0,
+        validators=[MinValueValidator(0.0), MaxValueValidator(0.5)],
+        help_text="share of an annotator's items that repeat an earlier item of theirs with the sides swapped",
+    )
+    rating_axes = models.JSONField(
+        default=default_rating_axes, blank=True, help_text="rating studies: the axes rated 0–5 (rubric axis names)"
+    )
 
     class Meta:
         ordering = ["name"]
@@ -90,11 +126,17 @@ class Item(models.Model):
     open_count = models.PositiveIntegerField(default=0, help_text="open leases")
     submitted_count = models.PositiveIntegerField(default=0, help_text="submitted leases")
     votes = models.PositiveIntegerField(default=0, help_text="current counted votes")
+    # Attention and calibration items sit beside the pool (in_pool False) with a known answer relative to x / y.
+    purpose = models.CharField(max_length=12, choices=Purpose.choices, default=Purpose.REGULAR)
+    expected_label = models.CharField(
+        max_length=12, blank=True, default="", help_text="known answer: x, y, tie_success or tie_failure"
+    )
+    explanation = models.TextField(blank=True, help_text="calibration: the expert's explanation shown after the vote")
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["study", "figure", "config_x", "config_y"], name="one_item_per_study_figure_pair"
+                fields=["study", "figure", "config_x", "config_y", "purpose"], name="one_item_per_study_figure_pair"
             )
         ]
         indexes = [
@@ -166,6 +208,7 @@ class Lease(models.Model):
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="leases")
     left_is_x = models.BooleanField()
     is_overlap = models.BooleanField(default=False)
+    purpose = models.CharField(max_length=12, choices=Purpose.choices, default=Purpose.REGULAR)
     reopened = models.BooleanField(default=False, help_text="reopened by an undo: its votes form a chain")
     state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN)
     skip_reason = models.TextField(blank=True)
@@ -220,6 +263,10 @@ class Comparison(models.Model):
     )
     superseded = models.BooleanField(default=False)
     imported = models.BooleanField(default=False)
+    purpose = models.CharField(max_length=12, choices=Purpose.choices, default=Purpose.REGULAR)
+    # Set by a coordinator's exclusion of the annotator: kept and flagged, left out of every analysis.
+    excluded = models.BooleanField(default=False)
+    exclusion_reason = models.CharField(max_length=300, blank=True, default="")
     created_at = models.DateTimeField()
     # What the annotator saw, fixed when the vote was made (a later re-render or re-audit never changes these).
     render_sha256_a = models.CharField(max_length=64, blank=True, default="")
@@ -239,3 +286,142 @@ class Comparison(models.Model):
 
     def __str__(self) -> str:
         return self.comparison_id
+
+
+class AnnotatorExclusion(models.Model):
+    """A coordinator's decision to leave an annotator's votes in a study out of the analysis (votes kept, flagged)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="exclusions")
+    annotator_name = models.CharField(max_length=150)
+    reason = models.CharField(max_length=300)
+    decided_by = models.CharField(max_length=150, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "annotator_name"], name="one_exclusion_per_study_annotator")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator_name} excluded from {self.study_id}"
+
+
+class Adjudication(models.Model):
+    """A coordinator's decision on an overlap item where annotators disagree; the votes themselves are not altered."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="adjudications")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="adjudications")
+    label = models.CharField(max_length=12, help_text="x, y, tie_success or tie_failure (relative to the item)")
+    note = models.TextField(blank=True)
+    decided_by = models.CharField(max_length=150)
+    created_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["study", "item"], name="one_adjudication_per_item")]
+
+    def __str__(self) -> str:
+        return f"adjudication of item {self.item_id}"
+
+
+class ArtifactLease(models.Model):
+    """One artifact handed to a reviewer or rater of a gate-review / rating study, addressed by an opaque token."""
+
+    class State(models.TextChoices):
+        OPEN = "open"
+        SUBMITTED = "submitted"
+
+    token = models.CharField(max_length=64, unique=True)
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="artifact_leases")
+    artifact = models.ForeignKey("agents.Artifact", on_delete=models.CASCADE, related_name="+")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="artifact_leases")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN)
+    created_at = models.DateTimeField(auto_now_add=True)
+    closed_at = models.DateTimeField(null=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "artifact", "annotator"], name="one_artifact_lease_per_annotator"),
+            models.UniqueConstraint(
+                fields=["study", "annotator"], condition=models.Q(state="open"), name="one_open_artifact_lease"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"artifact lease {self.pk} ({self.state})"
+
+
+class GateReview(models.Model):
+    """A human reviewer's decision whether an artifact fails the gate (PPTBench's semantic and rendering gates)."""
+
+    class Gate(models.TextChoices):
+        NONE = "", "passes"
+        SEMANTIC = "semantic"
+        RENDERING = "rendering"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="gate_reviews")
+    artifact = models.ForeignKey("agents.Artifact", on_delete=models.CASCADE, related_name="+")
+    reviewer = models.CharField(max_length=150)
+    gate_fail = models.BooleanField()
+    gate = models.CharField(max_length=10, choices=Gate.choices, blank=True, default="")
+    reason = models.TextField(blank=True)
+    imported = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "artifact", "reviewer"], name="one_gate_review_per_reviewer")
+        ]
+
+    def __str__(self) -> str:
+        return f"gate review of {self.artifact_id} by {self.reviewer}"
+
+
+class Rating(models.Model):
+    """An ordinal 0–5 rating of one artifact on one axis, by a human or by a judge run (PPTArena)."""
+
+    class RaterKind(models.TextChoices):
+        HUMAN = "human"
+        JUDGE = "judge"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="ratings")
+    artifact = models.ForeignKey("agents.Artifact", on_delete=models.CASCADE, related_name="+")
+    rater = models.CharField(max_length=150, help_text="username, or the judge model id")
+    rater_kind = models.CharField(max_length=5, choices=RaterKind.choices)
+    run = models.PositiveIntegerField(default=1, validators=_bounded(1, 1000))
+    axis = models.CharField(max_length=60)
+    rating = models.PositiveSmallIntegerField(validators=_bounded(quality.RATING_MIN, quality.RATING_MAX))
+    imported = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "artifact", "rater", "rater_kind", "run", "axis"], name="one_rating_per_rater_run_axis"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.axis} {self.rating} for {self.artifact_id} by {self.rater}"
+
+
+class CalibrationAnswer(models.Model):
+    """A calibration item shown to an annotator (opaque token) and their answer: onboarding only, strictly apart from
+    the study's votes (never a Comparison, never counted)."""
+
+    token = models.CharField(max_length=64, unique=True)
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="calibration_answers")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="calibration_answers")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    left_is_x = models.BooleanField()
+    outcome = models.CharField(max_length=12, blank=True, default="", help_text="as shown: a, b, tie_…")
+    correct = models.BooleanField(null=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    answered_at = models.DateTimeField(null=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "item", "annotator"], name="one_calibration_answer_per_item")
+        ]
+
+    def __str__(self) -> str:
+        return f"calibration answer {self.pk}"

@@ -35,7 +35,8 @@ from agents import selectors as agent_selectors
 from core.errors import Invalid, NotFound
 from corpus.protocol import SPARSE_PAIR_THRESHOLD, TIE_OUTCOMES
 
-from .models import Comparison, Item, Lease, Study
+from . import quality
+from .models import ArtifactLease, CalibrationAnswer, Comparison, Item, Lease, Study, StudyKind
 
 BATTLE_COLUMNS = [
     "comparison_id",
@@ -173,7 +174,8 @@ def study_state(*, study_id: int) -> StudyState:
 
 
 def _annotator_studies(user) -> QuerySet[Study]:
-    return Study.objects.filter(annotators=user).exclude(status=Study.Status.CLOSED)
+    """The pairwise studies the annotator is assigned to (gate-review and rating studies have screens of their own)."""
+    return Study.objects.filter(annotators=user, kind=StudyKind.PAIRWISE).exclude(status=Study.Status.CLOSED)
 
 
 def study_for_annotator(*, user, name: str | None = None) -> StudyState | None:
@@ -350,6 +352,11 @@ def lease_image(*, lease: Lease, side: str) -> bytes:
         name = artifact.render_png.name
         if not name:
             return _placeholder_png(*PLACEHOLDER_TEXT.get(artifact.gate_reason, PLACEHOLDER_DEFAULT))
+    return stored_png(name)
+
+
+def stored_png(name: str) -> bytes:
+    """A stored image re-encoded as a clean PNG (clean_png), cached by its storage name."""
     key = "annotation:png:" + hashlib.sha256(name.encode()).hexdigest()
     data = cache.get(key)
     if data is None:
@@ -368,7 +375,8 @@ def annotator_summary(*, study: Study, user) -> dict:
     outcomes = {o: sum(1 for v in votes if v[0] == o) for o in ("a", "b", "tie_success", "tie_failure")}
     return {
         "votes": len(votes),
-        "counted": sum(1 for v in votes if v[2]),
+        # Dwell only: whether a vote counts also depends on its purpose, which the annotator must not learn.
+        "counted": sum(1 for _, d, _ in votes if d is not None and d >= study.min_dwell_ms),
         "skipped": skipped,
         "outcomes": outcomes,
         "median_dwell_s": round(statistics.median(dwell) / 1000, 1) if dwell else None,
@@ -401,11 +409,11 @@ def votes_signature(*, study: str | None = None) -> tuple[str, int, int]:
 
 
 def comparisons_frame(*, study: str | None = None) -> pd.DataFrame:
-    """Current (not superseded, not withdrawn, counted) votes as battle rows (DESIGN 5) plus artifact ids and matchup."""
+    """Current (not superseded, not withdrawn, counted, not excluded) regular votes as battle rows (DESIGN 5) plus artifact ids and matchup."""
     resolved = study_resolve(study=study)
     rows = list(
         _current(resolved)
-        .filter(counted=True)
+        .filter(counted=True, excluded=False)
         .order_by("created_at", "pk")
         .values_list(
             "comparison_id",
@@ -440,6 +448,7 @@ def comparisons_frame(*, study: str | None = None) -> pd.DataFrame:
     frame = pd.DataFrame(out, columns=COMPARISON_COLUMNS)
     frame["dwell_ms"] = frame["dwell_ms"].astype("Int64")
     frame["decision_ms"] = frame["decision_ms"].astype("Int64")
+    frame.attrs["notes"] = exclusion_notes(study=resolved)
     return frame
 
 
@@ -449,7 +458,7 @@ def overlap_labels_frame(*, study: str | None = None) -> pd.DataFrame:
     resolved = study_resolve(study=study)
     rows = list(
         _current(resolved)
-        .filter(counted=True)
+        .filter(counted=True, excluded=False)
         .order_by("created_at", "pk")
         .values_list("item_id", "annotator_name", "outcome", "artifact_a_id", "item__artifact_x_id")
     )
@@ -471,7 +480,7 @@ def overlap_labels_frame(*, study: str | None = None) -> pd.DataFrame:
 def _pair_counts(study: Study) -> dict[tuple[int, int], int]:
     rows = (
         _current(study)
-        .filter(counted=True)
+        .filter(counted=True, excluded=False)
         .values_list("item__config_x_id", "item__config_y_id")
         .annotate(n=Count("id"))
     )
@@ -504,7 +513,9 @@ def coverage_frame(*, study: str | None = None) -> pd.DataFrame:
                     n < sparse_threshold(resolved),
                 )
             )
-    return pd.DataFrame(rows, columns=COVERAGE_COLUMNS)
+    frame = pd.DataFrame(rows, columns=COVERAGE_COLUMNS)
+    frame.attrs["notes"] = exclusion_notes(study=resolved)
+    return frame
 
 
 # --- the coordinator dashboard ------------------------------------------------------------------
@@ -629,3 +640,277 @@ def study_dashboard(*, study: Study) -> dict:
         "overlap_target": int(round(study.overlap_rate * items_voted)),
         "open_leases": Lease.objects.filter(study=study, state=Lease.State.OPEN, expires_at__gt=timezone.now()).count(),
     }
+
+
+# --- quality control, gate review and rating studies (issue 15) -----------------------------------
+def exclusion_notes(*, study: Study) -> list[str]:
+    """What the human tables of a pairwise study leave out, and why: excluded annotators' votes (with the
+    coordinator's reason), attention / swapped-repeat votes (quality checks), and votes faster than the minimum dwell."""
+    current = _current(study)
+    notes = []
+    for name, reason in study.exclusions.order_by("annotator_name").values_list("annotator_name", "reason"):
+        n = current.filter(annotator_name=name).count()
+        notes.append(f"excluded {n} votes of annotator {name}: {reason}")
+    checks = current.exclude(purpose=quality.REGULAR).values_list("purpose").annotate(n=Count("id")).order_by()
+    for purpose, n in checks:
+        notes.append(f"left out {n} {purpose} votes (quality checks, never counted)")
+    fast = current.filter(purpose=quality.REGULAR, counted=False).count()
+    if fast:
+        notes.append(f"left out {fast} votes made faster than the study's minimum dwell ({study.min_dwell_ms} ms)")
+    return notes or ["nothing excluded"]
+
+
+def _label_of(outcome: str, a_id: int, x_id: int) -> str:
+    """A vote relative to the item's configurations: x, y, tie_success or tie_failure."""
+    if outcome in TIE_OUTCOMES:
+        return outcome
+    return "x" if (outcome == "a") == (a_id == x_id) else "y"
+
+
+def quality_votes_frame(*, study: Study) -> pd.DataFrame:
+    """One row per current vote of the study, as annotation.quality.annotator_quality takes them."""
+    rows = (
+        _current(study)
+        .filter(lease__isnull=False)
+        .exclude(purpose=quality.CALIBRATION)
+        .order_by("created_at", "pk")
+        .values_list(
+            "annotator_name",
+            "item_id",
+            "purpose",
+            "outcome",
+            "artifact_a_id",
+            "item__artifact_x_id",
+            "lease__left_is_x",
+            "item__expected_label",
+        )
+    )
+    records = [
+        (name, item, purpose, _label_of(outcome, a, x), left, expected)
+        for name, item, purpose, outcome, a, x, left, expected in rows
+    ]
+    return pd.DataFrame(records, columns=["annotator", "item", "purpose", "label", "left_is_x", "expected"])
+
+
+def annotator_quality_frame(*, study: str | None = None) -> pd.DataFrame:
+    """The `annotator-quality` table (annotation.quality.annotator_quality) plus each exclusion's reason."""
+    resolved = study_of_kind(study=study, kind=StudyKind.PAIRWISE)
+    reasons = dict(resolved.exclusions.values_list("annotator_name", "reason"))
+    frame = quality.annotator_quality(quality_votes_frame(study=resolved), excluded=list(reasons))
+    frame["exclusion_reason"] = [reasons.get(name, "") for name in frame["annotator"]]
+    frame.attrs["notes"] = [
+        "all current votes made in the browser (imported votes have no lease and no sides); calibration answers are kept apart and never appear here"
+    ] + exclusion_notes(study=resolved)
+    return frame
+
+
+def disagreements(*, study: Study) -> list[dict]:
+    """Overlap items where annotators' counted votes disagree, with each vote (relative to the item's x / y and as
+    shown) and the coordinator's adjudication if any: the adjudication page's rows."""
+    votes = list(
+        _current(study)
+        .filter(counted=True, purpose=quality.REGULAR)
+        .order_by("item_id", "created_at", "pk")
+        .values(
+            "item_id",
+            "annotator_name",
+            "outcome",
+            "reason",
+            "artifact_a_id",
+            "item__artifact_x_id",
+            "item__figure__task_id",
+            "item__config_x__slug",
+            "item__config_y__slug",
+        )
+    )
+    by_item: dict[int, list[dict]] = {}
+    for vote in votes:
+        vote["label"] = _label_of(vote["outcome"], vote["artifact_a_id"], vote["item__artifact_x_id"])
+        by_item.setdefault(vote["item_id"], []).append(vote)
+    decided = {a.item_id: a for a in study.adjudications.all()}
+    rows = []
+    for item_id, item_votes in by_item.items():
+        latest = {v["annotator_name"]: v for v in item_votes}
+        if len(latest) < 2 or len({v["label"] for v in latest.values()}) < 2:
+            continue
+        first = item_votes[0]
+        rows.append(
+            {
+                "item_id": item_id,
+                "task_id": first["item__figure__task_id"],
+                "config_x": first["item__config_x__slug"],
+                "config_y": first["item__config_y__slug"],
+                "votes": list(latest.values()),
+                "adjudication": decided.get(item_id),
+            }
+        )
+    return rows
+
+
+def study_of_kind(*, study: str | None, kind: str) -> Study:
+    """The study named `study` (which must be of `kind`), or the only study of that kind."""
+    if study:
+        found = study_resolve(study=study)
+        if found.kind != kind:
+            raise Invalid(f"study {found.name!r} is a {found.kind} study, not a {kind} study")
+        return found
+    names = list(Study.objects.filter(kind=kind).order_by("name").values_list("name", flat=True)[:11])
+    if not names:
+        raise NotFound(f"there is no {kind} study yet")
+    if len(names) > 1:
+        raise Invalid(f"there are several {kind} studies ({', '.join(names[:10])}); name one with --study / ?study=")
+    return Study.objects.get(name=names[0])
+
+
+def gate_reviews_frame(*, study: Study) -> pd.DataFrame:
+    rows = study.gate_reviews.order_by("pk").values_list("artifact_id", "reviewer", "gate_fail")
+    return pd.DataFrame(list(rows), columns=["artifact", "reviewer", "gate_fail"])
+
+
+def _reviews_notes(study: Study, frame: pd.DataFrame) -> list[str]:
+    return [
+        f"study {study.name}: {len(frame)} human gate reviews by {frame['reviewer'].nunique()} reviewers; gate failure "
+        "is the positive class; each pair is compared over the artifacts both reviewed, nothing else is excluded"
+    ]
+
+
+def gate_review_agreement_frame(*, study: str | None = None) -> pd.DataFrame:
+    """The `gate-review-agreement` table: reviewer pairs' raw agreement and Cohen's κ, and Fleiss' κ over all."""
+    resolved = study_of_kind(study=study, kind=StudyKind.GATE_REVIEW)
+    reviews = gate_reviews_frame(study=resolved)
+    frame = quality.gate_review_agreement(reviews)
+    frame.attrs["notes"] = _reviews_notes(resolved, reviews)
+    return frame
+
+
+def gate_review_vs_automated_frame(*, study: str | None = None) -> pd.DataFrame:
+    """The `gate-review-vs-automated` table: each reviewer against the automated gate (gate_passed false = failure);
+    artifacts still waiting for their automated verdict are left out."""
+    resolved = study_of_kind(study=study, kind=StudyKind.GATE_REVIEW)
+    reviews = gate_reviews_frame(study=resolved)
+    automated = dict(
+        resolved.gate_reviews.filter(artifact__gate_passed__isnull=False)
+        .values_list("artifact_id", "artifact__gate_passed")
+        .distinct()
+    )
+    reference = pd.Series({pk: not passed for pk, passed in automated.items()}, dtype=bool)
+    frame = quality.agreement_with_reference(reviews, reference)
+    pending = reviews["artifact"].nunique() - len(automated)
+    frame.attrs["notes"] = _reviews_notes(resolved, reviews) + [
+        f"left out {pending} reviewed artifacts with no automated gate verdict yet"
+    ]
+    return frame
+
+
+def ratings_frame(*, study: Study) -> pd.DataFrame:
+    rows = study.ratings.order_by("pk").values_list("artifact_id", "axis", "rater", "rater_kind", "run", "rating")
+    return pd.DataFrame(list(rows), columns=["artifact", "axis", "rater", "rater_kind", "run", "rating"])
+
+
+def rating_agreement_frame(*, study: str | None = None) -> pd.DataFrame:
+    """The `rating-agreement` table: human mean rating per artifact against each judge's mean over its runs."""
+    resolved = study_of_kind(study=study, kind=StudyKind.RATING)
+    ratings = ratings_frame(study=resolved)
+    frame = quality.rating_agreement(ratings)
+    humans = ratings[ratings["rater_kind"] == "human"]
+    frame.attrs["notes"] = [
+        f"study {resolved.name}: {len(humans)} human ratings by {humans['rater'].nunique()} raters; per axis and judge "
+        "only artifacts rated by both humans and that judge"
+    ]
+    return frame
+
+
+def rating_consistency_frame(*, study: str | None = None) -> pd.DataFrame:
+    """The `rating-consistency` table: each judge against its own repeated runs."""
+    resolved = study_of_kind(study=study, kind=StudyKind.RATING)
+    frame = quality.rating_consistency(ratings_frame(study=resolved))
+    frame.attrs["notes"] = [f"study {resolved.name}: judge ratings only; artifacts rated in fewer than 2 runs left out"]
+    return frame
+
+
+# --- the single-artifact screens (gate review, rating) and calibration ------------------------------------------------
+def study_of_kind_for_annotator(*, user, kind: str) -> Study | None:
+    """The first active study of `kind` the annotator is assigned to (then a paused one, so they see why)."""
+    studies = Study.objects.filter(annotators=user, kind=kind).exclude(status=Study.Status.CLOSED)
+    return (
+        studies.filter(status=Study.Status.ACTIVE).order_by("created_at").first()
+        or studies.order_by("created_at").first()
+    )
+
+
+def artifact_lease_owned(*, token: str, user):
+    return (
+        ArtifactLease.objects.select_related("artifact", "artifact__figure", "study")
+        .filter(token=token, annotator=user)
+        .first()
+    )
+
+
+def artifact_lease_payload(*, lease) -> dict:
+    """What a gate-review or rating page shows for one artifact: opaque token, image URLs by token, the audit."""
+    audit, _ = _audit_rows(lease.artifact.audit_summary, None)
+    done = lease.study.artifact_leases.filter(annotator_id=lease.annotator_id, state="submitted").count()
+    return {
+        "token": lease.token,
+        "images": {
+            side: reverse("annotation:artifact-image", kwargs={"token": lease.token, "side": side})
+            for side in ARTIFACT_IMAGE_SIDES
+        },
+        "audit": audit,
+        "axes": list(lease.study.rating_axes),
+        "done": done,
+    }
+
+
+ARTIFACT_IMAGE_SIDES = ("source", "a")
+
+
+def artifact_lease_image(*, lease, side: str) -> bytes:
+    artifact = lease.artifact
+    if side == "source":
+        return stored_png(artifact.figure.image.name)
+    if not artifact.render_png.name:
+        return _placeholder_png("No rendering: this deck could not be opened or rendered.")
+    return stored_png(artifact.render_png.name)
+
+
+def calibration_owned(*, token: str, user):
+    return (
+        CalibrationAnswer.objects.select_related("item", "item__figure", "item__artifact_x", "item__artifact_y")
+        .filter(token=token, annotator=user)
+        .first()
+    )
+
+
+def calibration_image(*, answer, side: str) -> bytes:
+    item = answer.item
+    if side == "source":
+        return stored_png(item.figure.image.name)
+    a, b = (item.artifact_x, item.artifact_y) if answer.left_is_x else (item.artifact_y, item.artifact_x)
+    name = (a if side == "a" else b).render_png.name
+    if not name:
+        return _placeholder_png("No rendering: this deck could not be opened or rendered.")
+    return stored_png(name)
+
+
+def calibration_payload(*, answer) -> dict:
+    item = answer.item
+    a, b = (item.artifact_x, item.artifact_y) if answer.left_is_x else (item.artifact_y, item.artifact_x)
+    audit_a, audit_b = _audit_rows(a.audit_summary, b.audit_summary)
+    payload = {
+        "token": answer.token,
+        "images": {
+            side: reverse("annotation:calibration-image", kwargs={"token": answer.token, "side": side})
+            for side in IMAGE_SIDES
+        },
+        "audit_a": audit_a,
+        "audit_b": audit_b,
+        "answered": bool(answer.outcome),
+    }
+    if answer.outcome:
+        expected = item.expected_label
+        shown = expected if expected in TIE_OUTCOMES else ("a" if (expected == "x") == answer.left_is_x else "b")
+        payload.update(
+            {"outcome": answer.outcome, "expert": shown, "correct": answer.correct, "explanation": item.explanation}
+        )
+    return payload

@@ -7,7 +7,6 @@ app_name = "annotation"
 urlpatterns = [
     path("annotate/", views.AnnotateView.as_view(), name="annotate"),
     path("annotate/img/<str:token>/<str:side>", views.LeaseImageView.as_view(), name="lease-image"),
-    path("annotate/<slug:name>/", views.AnnotateView.as_view(), name="annotate-study"),
     path("api/annotate/next/", api.ItemNextApi.as_view(), name="api-next"),
     path("api/annotate/submit/", api.ComparisonSubmitApi.as_view(), name="api-submit"),
     path("api/annotate/skip/", api.LeaseSkipApi.as_view(), name="api-skip"),
@@ -19,4 +18,16 @@ urlpatterns = [
     path("api/studies/", api.StudyListApi.as_view(), name="api-study-list"),
     path("api/studies/<slug:name>/", api.StudyDetailApi.as_view(), name="api-study-detail"),
     path("api/studies/<slug:name>/coverage/", api.StudyCoverageApi.as_view(), name="api-study-coverage"),
+    path("annotate/review/", views.GateReviewView.as_view(), name="gate-review"),
+    path("annotate/rate/", views.RatingView.as_view(), name="rating"),
+    path("annotate/artifact-img/<str:token>/<str:side>", views.ArtifactImageView.as_view(), name="artifact-image"),
+    path("annotate/calibration/", views.CalibrationView.as_view(), name="calibration"),
+    path(
+        "annotate/calibration/img/<str:token>/<str:side>",
+        views.CalibrationImageView.as_view(),
+        name="calibration-image",
+    ),
+    path("coordinate/<slug:name>/quality/", views.StudyQualityView.as_view(), name="study-quality"),
+    # Last of the annotate/ paths: a study's own screen, by its name.
+    path("annotate/<slug:name>/", views.AnnotateView.as_view(), name="annotate-study"),
 ]

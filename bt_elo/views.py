@@ -25,6 +25,8 @@ AUTOMATED_TABLES = (
     "judge-families",
     "judge-run-status",
     "pptbench-leaderboard",
+    "gate-repeatability",
+    "gate-policies",
 )
 ELO_TABLES = ("elo", "rank-probabilities", "win-rates", "coverage")
 AGREEMENT_TABLES = (
@@ -34,6 +36,11 @@ AGREEMENT_TABLES = (
     "iaa",
     "weight-sensitivity",
     "weight-sensitivity-effects",
+    "annotator-quality",
+    "gate-review-agreement",
+    "gate-review-vs-automated",
+    "rating-agreement",
+    "rating-consistency",
 )
 
 
@@ -75,12 +82,14 @@ def _table_blocks(names, params) -> list[dict]:
         if needs_study and not params.get("study"):
             blocks.append({"name": name, "title": TABLES[name].title, "html": "", "query": query, "needs_study": True})
             continue
+        notes = []
         try:
             frame = table_frame(name, **params)
             html = frame_html(frame)
+            notes = frame.attrs.get("notes", [])  # what the table includes and excludes, and why
         except AppError as error:  # no study yet, no judge scores yet: say so in place of the table
             html = format_html("<p>{}</p>", str(error))
-        block = {"name": name, "title": TABLES[name].title, "html": html, "query": query}
+        block = {"name": name, "title": TABLES[name].title, "html": html, "query": query, "notes": notes}
         if name in PLOT_OF_TABLE:
             plot = PLOT_OF_TABLE[name]
             block["plot"] = {

@@ -9,6 +9,8 @@
       runs/<slug>/<task_id>/          output.pptx, output.py | output.js, output.jsonl, error.log (contract 2)
       judge.jsonl                     two judge families x three runs (contract 3)
       battles.csv                     blinded human comparisons of study `demo` (contract 5)
+      gate_reviews.csv                human gate reviews (PPTBench protocol; `import_gate_reviews`)
+      ratings.csv                     0–5 ratings by humans and a judge's three runs (PPTArena; `import_ratings`)
 
 Every figure is first a scene graph (boxes, containers, arrows, dashed paths); the PNG is drawn from it with
 Pillow and each configuration's PPTX is rebuilt from it with python-pptx, carrying the behaviours the paper
@@ -1158,6 +1160,97 @@ def battles(figures: list[FigureModel], plans: dict, seed: int) -> list[dict]:
     return [{"comparison_id": f"demo-{n + 1:05d}", **row} for n, row in enumerate(rows)]
 
 
+# Human studies of the other two protocols (issue 15): who takes part, how often they slip, which figures.
+GATE_REVIEWERS: tuple[str, ...] = ("demo-reviewer-1", "demo-reviewer-2", "demo-reviewer-3")
+GATE_REVIEW_FIGURES = 8  # a seeded sample of figures; every configuration's artifact on each
+GATE_REVIEW_SLIP = 0.08  # chance that a reviewer's verdict disagrees with the artifact's true gate
+SEMANTIC_GATE_BELOW = 30.0  # a rendered slide whose true score is below this fails the semantic gate
+GATE_REVIEW_COLUMNS = ("task_id", "configuration", "reviewer", "gate_fail", "reason")
+RATING_FIGURES = 6
+RATING_AXES = ("instruction_following", "visual_quality")
+RATING_RATERS: tuple[str, ...] = ("demo-rater-1", "demo-rater-2")
+RATING_JUDGE, RATING_JUDGE_RUNS = "synthetic-judge-pinned-2026-06", 3
+RATING_COLUMNS = ("task_id", "configuration", "rater", "rater_kind", "run", "axis", "rating")
+
+
+def _true_gate_fail(plan: ArtifactPlan) -> str:
+    """'' when the artifact passes; otherwise the gate it fails (rendering for a broken deck, semantic for a poor one)."""
+    if plan.gate:
+        return "rendering"
+    return "semantic" if plan.true_score < SEMANTIC_GATE_BELOW else ""
+
+
+def gate_review_rows(figures: list[FigureModel], plans: dict, seed: int) -> list[dict]:
+    rng = _rng(seed, 11)
+    chosen = sorted(
+        int(i) for i in rng.choice(len(figures), size=min(GATE_REVIEW_FIGURES, len(figures)), replace=False)
+    )
+    rows = []
+    for f_index in chosen:
+        task_id = figures[f_index].task_id
+        for configuration in CONFIGURATIONS:
+            gate = _true_gate_fail(plans[(configuration.slug, task_id)])
+            for reviewer in GATE_REVIEWERS:
+                fail = bool(gate) != (rng.random() < GATE_REVIEW_SLIP)
+                reason = (f"fails the {gate or 'semantic'} gate" if fail else "") + (" (synthetic)" if fail else "")
+                rows.append(
+                    {
+                        "task_id": task_id,
+                        "configuration": configuration.slug,
+                        "reviewer": reviewer,
+                        "gate_fail": "true" if fail else "false",
+                        "reason": reason,
+                    }
+                )
+    return rows
+
+
+def _rating(value: float) -> int:
+    return int(min(5, max(0, round(value))))
+
+
+def rating_rows(figures: list[FigureModel], plans: dict, seed: int) -> list[dict]:
+    """Humans rate a stratified subset (every configuration on the same sampled figures); the judge rates it three
+    times. Instruction following follows the true score, visual quality the layout and visual-detail subscores."""
+    rng = _rng(seed, 12)
+    chosen = sorted(int(i) for i in rng.choice(len(figures), size=min(RATING_FIGURES, len(figures)), replace=False))
+    rows = []
+    for f_index in chosen:
+        task_id = figures[f_index].task_id
+        for configuration in CONFIGURATIONS:
+            plan = plans[(configuration.slug, task_id)]
+            layout = plan.subscores.get("layout", 0) / RUBRIC_MAXIMA["layout"]
+            detail = plan.subscores.get("visual_detail", 0) / RUBRIC_MAXIMA["visual_detail"]
+            truth = {
+                "instruction_following": plan.true_score / 20.0,
+                "visual_quality": 0.0 if plan.gate else 2.5 * (layout + detail),
+            }
+            raters = [(r, "human", 1, 0.6) for r in RATING_RATERS]
+            raters += [(RATING_JUDGE, "judge", run, 0.5) for run in range(1, RATING_JUDGE_RUNS + 1)]
+            for rater, kind, run, noise in raters:
+                for axis in RATING_AXES:
+                    rows.append(
+                        {
+                            "task_id": task_id,
+                            "configuration": configuration.slug,
+                            "rater": rater,
+                            "rater_kind": kind,
+                            "run": run,
+                            "axis": axis,
+                            "rating": _rating(truth[axis] + rng.normal(0, noise)),
+                        }
+                    )
+    return rows
+
+
+def _csv_text(columns: tuple[str, ...], rows: list[dict]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
 BATTLE_COLUMNS = (
     "comparison_id",
     "study",
@@ -1277,6 +1370,20 @@ def _demo_md(summary: dict) -> str:
         "Two judge families x three runs over the artifacts that pass the gate: true subscores (from the injected defects)",
         "plus a family bias and per-run noise, clipped to the rubric maxima; every reason starts with `synthetic demo judge`.",
         "",
+        "## Gate reviews and ratings (the PPTBench and PPTArena protocols)",
+        "",
+        (
+            f"- `gate_reviews.csv`: {summary['gate_reviews']} verdicts by {len(GATE_REVIEWERS)} reviewers on every "
+            f"configuration's artifact for {GATE_REVIEW_FIGURES} sampled figures. The true verdict fails the rendering "
+            f"gate for a missing, corrupt or multi-slide deck and the semantic gate below a true score of "
+            f"{SEMANTIC_GATE_BELOW:g}; each reviewer slips with probability {GATE_REVIEW_SLIP}."
+        ),
+        (
+            f"- `ratings.csv`: {summary['ratings']} ratings 0–5 of {', '.join(RATING_AXES)} on {RATING_FIGURES} sampled "
+            f"figures (every configuration): {len(RATING_RATERS)} humans (noise sd 0.6) and {RATING_JUDGE_RUNS} runs of "
+            f"{RATING_JUDGE} (noise sd 0.5) around the true score / 20 and the layout + visual-detail share × 5."
+        ),
+        "",
     ]
     return "\n".join(lines)
 
@@ -1339,6 +1446,10 @@ def generate_demo(out_dir: Path, *, seed: int = DEFAULT_SEED, figures: int = DEF
     writer.writeheader()
     writer.writerows(votes)
     _write(out_dir / "battles.csv", buffer.getvalue())
+    reviews = gate_review_rows(models, plans, seed)
+    _write(out_dir / "gate_reviews.csv", _csv_text(GATE_REVIEW_COLUMNS, reviews))
+    ratings = rating_rows(models, plans, seed)
+    _write(out_dir / "ratings.csv", _csv_text(RATING_COLUMNS, ratings))
 
     behaviours = {c.slug: {b: 0 for b in BEHAVIOUR_COLUMNS} for c in CONFIGURATIONS}
     for plan in plans.values():
@@ -1374,6 +1485,8 @@ def generate_demo(out_dir: Path, *, seed: int = DEFAULT_SEED, figures: int = DEF
         "judge_records": len(records),
         "votes": len(votes),
         "overlap_items": overlap,
+        "gate_reviews": len(reviews),
+        "ratings": len(ratings),
         "true_mean_score": {
             c.slug: round(float(np.mean([plans[(c.slug, f.task_id)].true_score for f in models])), 2)
             for c in CONFIGURATIONS

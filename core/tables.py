@@ -64,7 +64,10 @@ def render_table(frame: pd.DataFrame, fmt: str, *, name: str = "") -> str:
     if fmt == "csv":
         return frame.to_csv(index=False)
     if fmt == "json":
-        return json.dumps({"table": name, "columns": list(frame.columns), "rows": _json_ready(frame)}, indent=1)
+        document = {"table": name, "columns": list(frame.columns), "rows": _json_ready(frame)}
+        if frame.attrs.get("notes"):  # what the table includes and excludes, and why (selectors set these)
+            document["notes"] = list(frame.attrs["notes"])
+        return json.dumps(document, indent=1)
     if fmt == "latex":
         buffer = io.StringIO()
         frame.to_latex(buffer, index=False, float_format="%.3f", na_rep="--", escape=True)

@@ -55,3 +55,13 @@ class ScoringConfig(AppConfig):
             s.pptbench_leaderboard_table,
             title="PPTBench leaderboard (recomputed from scores.csv)",
         )
+        register_table(
+            "gate-repeatability",
+            s.pptbench_gate_repeatability_table,
+            title="PPTBench gate repeatability over three judge rounds: unanimous rate, Fleiss' κ, flipped tasks",
+        )
+        register_table(
+            "gate-policies",
+            s.pptbench_gate_policies_table,
+            title="PPTBench passing tasks and mean score (non-passing = 0) under each gate policy",
+        )

@@ -8,7 +8,9 @@ leaderboard columns; on the published copy it reproduces ``leaderboard.csv`` exa
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
+from statsmodels.stats import inter_rater
 
 LEADERBOARD_COLUMNS = [
     "rank",
@@ -74,4 +76,59 @@ def leaderboard(scores: pd.DataFrame) -> pd.DataFrame:
     return table[LEADERBOARD_COLUMNS].reset_index(drop=True)
 
 
-__all__ = ["LEADERBOARD_COLUMNS", "SEVERITY_WEIGHT", "leaderboard"]
+JUDGE_ROUNDS = 3  # PPTBench runs three independent judge rounds per artifact; gate_count counts the gated ones
+GATE_REPEATABILITY_COLUMNS = ["candidate_id", "n", "unanimous_rate", "fleiss_kappa", "flipped"]
+GATE_POLICY_COLUMNS = ["candidate_id", "policy", "passing", "mean_score"]
+# How many of the three rounds must pass (not gate) for an artifact to pass. PPTBench publishes "majority".
+GATE_POLICIES: dict[str, int] = {"at_least_one": 1, "majority": 2, "unanimous": 3}
+
+
+def gate_repeatability(scores: pd.DataFrame, *, rounds: int = JUDGE_ROUNDS) -> pd.DataFrame:
+    """Repeatability of the gate over PPTBench's judge rounds, per candidate: n tasks, the share where every round
+    agrees (gate_count 0 or `rounds`), Fleiss' κ with the rounds as raters and gate / no gate as the categories
+    (statsmodels; NaN when every round of every task says the same), and how many tasks flipped (rounds disagree)."""
+    rows = []
+    for candidate, frame in scores.groupby("candidate_id", sort=True):
+        gated = frame["gate_count"].astype(int).to_numpy()
+        if gated.min() < 0 or gated.max() > rounds:
+            raise ValueError(f"{candidate}: gate_count must lie in 0..{rounds}")
+        unanimous = (gated == 0) | (gated == rounds)
+        counts = np.column_stack([gated, rounds - gated])
+        kappa = (
+            float(inter_rater.fleiss_kappa(counts, method="fleiss"))
+            if np.count_nonzero(counts.sum(axis=0)) == 2
+            else float("nan")
+        )
+        rows.append((candidate, len(frame), float(unanimous.mean()), kappa, int((~unanimous).sum())))
+    return pd.DataFrame(rows, columns=GATE_REPEATABILITY_COLUMNS)
+
+
+def gate_policies(scores: pd.DataFrame, *, rounds: int = JUDGE_ROUNDS) -> pd.DataFrame:
+    """Per candidate and gate policy (GATE_POLICIES: how many non-gating rounds an artifact needs), how many tasks pass
+    and the mean score over all tasks with non-passing tasks as 0. A task's published total_score merges the findings
+    of its non-gated rounds only when at least two rounds passed, so the score is known where the policy's passing set
+    lies within those tasks (majority, unanimous); under at_least_one a task passing in one round alone has no
+    published score and mean_score is left empty."""
+    rows = []
+    for candidate, frame in scores.groupby("candidate_id", sort=True):
+        passed_rounds = rounds - frame["gate_count"].astype(int)
+        total = frame["total_score"].astype(float)
+        for policy, needed in GATE_POLICIES.items():
+            passing = passed_rounds >= needed
+            knowable = needed >= 2
+            mean = float(total.where(passing, 0.0).mean()) if knowable else float("nan")
+            rows.append((candidate, policy, int(passing.sum()), mean))
+    return pd.DataFrame(rows, columns=GATE_POLICY_COLUMNS)
+
+
+__all__ = [
+    "GATE_POLICIES",
+    "GATE_POLICY_COLUMNS",
+    "GATE_REPEATABILITY_COLUMNS",
+    "JUDGE_ROUNDS",
+    "LEADERBOARD_COLUMNS",
+    "SEVERITY_WEIGHT",
+    "gate_policies",
+    "gate_repeatability",
+    "leaderboard",
+]

@@ -170,3 +170,19 @@ def pptbench_leaderboard_table() -> pd.DataFrame:
     if frame.empty:
         return pd.DataFrame([], columns=pptbench.LEADERBOARD_COLUMNS)
     return pptbench.leaderboard(frame)
+
+
+def pptbench_gate_repeatability_table() -> pd.DataFrame:
+    """Gate repeatability over PPTBench's three judge rounds (REFERENCE 8), from the imported scores.csv rows."""
+    frame = pptbench_frame()
+    if frame.empty:
+        return pd.DataFrame([], columns=pptbench.GATE_REPEATABILITY_COLUMNS)
+    return pptbench.gate_repeatability(frame)
+
+
+def pptbench_gate_policies_table() -> pd.DataFrame:
+    """Passing tasks and mean score per candidate under each gate policy (at least one / majority / unanimous)."""
+    frame = pptbench_frame()
+    if frame.empty:
+        return pd.DataFrame([], columns=pptbench.GATE_POLICY_COLUMNS)
+    return pptbench.gate_policies(frame)

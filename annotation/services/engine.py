@@ -19,13 +19,14 @@ from django.utils import timezone
 
 from .. import assignment, selectors
 from ..errors import StudyUnavailable
-from ..models import Item, Lease, Study, StudyFigure, StudyPair
+from ..models import Item, Lease, Purpose, Study, StudyFigure, StudyPair
 from .counters import CounterChanges
 from .pool import GONE_LEASE_STATES, leases_expire, study_pool_sync
 
 TOKEN_BYTES = 24
 CLAIM_TRIES = 5
 OVERLAP_WINDOW = 200
+REPEAT_GAP = 5  # a swapped repeat comes back at least this many of the annotator's items after its first showing
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,9 @@ def _mine(*, study: Study, annotator) -> _Mine:
 
 
 def _lease_new(*, study: Study, annotator, mine: _Mine, now: datetime) -> Lease | None:
+    lease = _quality_lease(study=study, annotator=annotator, mine=mine, now=now)
+    if lease is not None:
+        return lease
     tried_overlap = assignment.overlap_due(served=mine.done, overlap_served=mine.overlap_done, rate=study.overlap_rate)
     lease = _overlap_lease(study=study, annotator=annotator, mine=mine, now=now) if tried_overlap else None
     if lease is None:
@@ -329,4 +333,98 @@ def _lease_open(
     )
     changes.lease(item_id=item.pk, figure_id=item.figure_id, x=x, y=y, left_is_x=left, is_overlap=is_overlap, sign=1)
     changes.apply()
+    return lease
+
+
+# --- quality checks: attention items and swapped repeats (issue 15) -------------------------------------------------
+def _quality_lease(*, study: Study, annotator, mine: _Mine, now: datetime) -> Lease | None:
+    """An attention item or a swapped repeat in place of the next item, when the study's rates say one is due (the
+    same floor(rate·n) schedule as overlap items). The lease looks like any other: same payload, same images."""
+    if study.attention_rate <= 0 and study.repeat_rate <= 0:
+        return None
+    served = dict(
+        Lease.objects.filter(study=study, annotator=annotator)
+        .exclude(state__in=GONE_LEASE_STATES)
+        .values_list("purpose")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    total = sum(served.values())
+    if assignment.overlap_due(served=total, overlap_served=served.get(Purpose.ATTENTION, 0), rate=study.attention_rate):
+        lease = _attention_lease(study=study, annotator=annotator, mine=mine, now=now)
+        if lease is not None:
+            return lease
+    if assignment.overlap_due(served=total, overlap_served=served.get(Purpose.REPEAT, 0), rate=study.repeat_rate):
+        return _repeat_lease(study=study, annotator=annotator, now=now)
+    return None
+
+
+def _attention_lease(*, study: Study, annotator, mine: _Mine, now: datetime) -> Lease | None:
+    """An attention item this annotator has not seen, in a seeded order per annotator; sides counterbalanced as usual.
+    Many annotators may hold the same attention item at once (it is not claimed)."""
+    ids = list(
+        servable_items(study)
+        .filter(purpose=Purpose.ATTENTION)
+        .filter(_not_seen(annotator))
+        .values_list("pk", flat=True)[:OVERLAP_WINDOW]
+    )
+    if not ids:
+        return None
+    pk = min(ids, key=lambda i: assignment.seeded_rank(study.seed, "attention", annotator.pk, i))
+    item = Item.objects.select_related("artifact_x", "artifact_y").get(pk=pk)
+    pair = StudyPair.objects.filter(study=study, config_x_id=item.config_x_id, config_y_id=item.config_y_id)
+    lease = _lease_open(
+        study=study,
+        item=item,
+        annotator=annotator,
+        mine=mine,
+        is_overlap=False,
+        now=now,
+        pair_sides=assignment.SideCounts(*(pair.values_list("x_left", "y_left").first() or (0, 0))),
+        changes=CounterChanges(study.pk),
+    )
+    Lease.objects.filter(pk=lease.pk).update(purpose=Purpose.ATTENTION)
+    lease.purpose = Purpose.ATTENTION
+    return lease
+
+
+def _repeat_lease(*, study: Study, annotator, now: datetime) -> Lease | None:
+    """One of the annotator's own regular items, voted at least REPEAT_GAP items ago and not repeated yet, shown again
+    with the sides swapped (seeded choice)."""
+    leases = list(
+        Lease.objects.filter(study=study, annotator=annotator)
+        .exclude(state__in=GONE_LEASE_STATES)
+        .order_by("created_at", "pk")
+        .values_list("item_id", "purpose", "state", "left_is_x")
+    )
+    repeated = {item for item, purpose, _, _ in leases if purpose == Purpose.REPEAT}
+    eligible = [
+        (item, left)
+        for item, purpose, state, left in leases[: max(0, len(leases) - REPEAT_GAP + 1)]
+        if purpose == Purpose.REGULAR and state == Lease.State.SUBMITTED and item not in repeated
+    ]
+    if not eligible:
+        return None
+    item_id, left = min(eligible, key=lambda e: assignment.seeded_rank(study.seed, "repeat", annotator.pk, e[0]))
+    item = Item.objects.select_related("artifact_x", "artifact_y").get(pk=item_id)
+    lease = Lease.objects.create(
+        token=secrets.token_urlsafe(TOKEN_BYTES),
+        study=study,
+        item=item,
+        annotator=annotator,
+        left_is_x=not left,
+        purpose=Purpose.REPEAT,
+        created_at=now,
+        served_at=now,
+        expires_at=now + timedelta(seconds=study.lease_seconds),
+    )
+    CounterChanges(study.pk).lease(
+        item_id=item.pk,
+        figure_id=item.figure_id,
+        x=item.config_x_id,
+        y=item.config_y_id,
+        left_is_x=not left,
+        is_overlap=False,
+        sign=1,
+    ).apply()
     return lease

@@ -22,7 +22,7 @@ from django.utils import timezone
 from agents import selectors as agent_selectors
 
 from .. import assignment, selectors
-from ..models import Comparison, Item, Lease, Study, StudyFigure, StudyPair
+from ..models import Comparison, Item, Lease, Purpose, Study, StudyFigure, StudyPair
 from .counters import CounterChanges
 
 LIVE_LEASE_STATES = (Lease.State.OPEN, Lease.State.SUBMITTED)
@@ -80,7 +80,8 @@ def study_pool_sync(*, study: Study, force: bool = False) -> Study:
             by_config.setdefault(configuration_id, {})[figure_id] = pk
         existing = {
             (f, x, y): (pk, rank, in_pool)
-            for f, x, y, pk, rank, in_pool in Item.objects.filter(study=fresh).values_list(
+            # Attention and calibration items share (figure, pair) with a pool item but never join the pool.
+            for f, x, y, pk, rank, in_pool in Item.objects.filter(study=fresh, purpose=Purpose.REGULAR).values_list(
                 "figure_id", "config_x_id", "config_y_id", "pk", "rank", "in_pool"
             )
         }

@@ -28,6 +28,8 @@ STUDY_SETTINGS = (
     "min_dwell_ms",
     "lease_seconds",
     "quota_per_annotator",
+    "attention_rate",
+    "repeat_rate",
 )
 
 

@@ -13,7 +13,7 @@ from corpus.protocol import OUTCOMES, TIE_OUTCOMES
 
 from .. import selectors
 from ..errors import LeaseClosed, LeaseForeign, LeaseNotFound, StudyUnavailable, VoteInvalid
-from ..models import Comparison, Lease, Study
+from ..models import Comparison, Lease, Purpose, Study
 from .counters import CounterChanges
 from .pool import leases_close, study_share
 
@@ -26,6 +26,13 @@ class Vote:
 
     comparison: Comparison
     repeated: bool = False
+
+    @property
+    def dwell_reached(self) -> bool:
+        """What the annotator is told: whether the vote was slow enough to count. Never whether it is an attention or
+        repeat item (those never count, and saying so would unblind them)."""
+        dwell = self.comparison.dwell_ms
+        return dwell is not None and dwell >= self.comparison.study.min_dwell_ms
 
 
 def _lease_locked(*, token: str, annotator) -> Lease:
@@ -101,7 +108,9 @@ def comparison_submit(
             dwell_ms = max(0, min(dwell_ms, served_ms))
             if decision_ms is not None:
                 decision_ms = max(0, min(decision_ms, served_ms))
-        counted = dwell_ms is not None and dwell_ms >= study.min_dwell_ms
+        # Only regular items count towards Elo, coverage and agreement; attention items and swapped repeats are
+        # quality checks (annotation.quality).
+        counted = dwell_ms is not None and dwell_ms >= study.min_dwell_ms and lease.purpose == Purpose.REGULAR
         seen_a, seen_b = provenance(a), provenance(b)
         vote = Comparison.objects.create(
             comparison_id=uuid.uuid4().hex,
@@ -118,6 +127,7 @@ def comparison_submit(
             dwell_ms=dwell_ms,
             decision_ms=decision_ms,
             counted=counted,
+            purpose=lease.purpose,
             supersedes_id=head_id,
             created_at=now,
             render_sha256_a=seen_a["render"],
@@ -205,6 +215,7 @@ def comparison_undo(*, study: Study, annotator) -> Lease:
             dwell_ms=last.dwell_ms,
             decision_ms=last.decision_ms,
             counted=False,
+            purpose=last.purpose,
             withdrawn=True,
             supersedes=last,
             created_at=now,

@@ -25,7 +25,9 @@ from django.utils.http import urlsafe_base64_encode
 
 from agents.models import Artifact
 from annotation import services
-from annotation.models import Comparison, Lease
+from annotation.models import Comparison, Lease, StudyKind
+from annotation.services import artifact_studies
+from annotation.services import quality as quality_services
 from bt_elo import plots
 from core.tables import TABLES
 from tests.annotation.data import PASSWORD, SLUGS, annotator, build_corpus, next_lease, submit_vote
@@ -50,6 +52,14 @@ def world():
     submit_vote(token=voted.token, annotator=user, outcome="a", reason="clearer", dwell_ms=4000)
     lease = next_lease(study=study, annotator=user)
     foreign = next_lease(study=study, annotator=other)
+    # Issue 15's annotator screens: a gate-review and a rating study with open artifact leases, a calibration item.
+    gates, rating = (
+        artifact_studies.artifact_study_create(name=f"sweep-{kind}", kind=kind, configurations=SLUGS, annotators=[user])
+        for kind in (StudyKind.GATE_REVIEW, StudyKind.RATING)
+    )
+    quality_services.calibration_item_add(study=study, item=lease.item, label="x", explanation="arrows kept")
+    single = [artifact_studies.artifact_next(study=s, annotator=user).token for s in (gates, rating)]
+    calibration = quality_services.calibration_next(study=study, annotator=user).token
     client = Client()
     assert client.login(username=user.username, password=PASSWORD)
     return {
@@ -59,6 +69,8 @@ def world():
         "lease": lease,
         "voted": voted,
         "foreign": foreign,
+        "single": single,
+        "calibration": calibration,
         "client": client,
         "forbidden": forbidden_strings(figures, configurations, artifacts),
         "artifact_pks": {a.pk for a in artifacts},
@@ -77,6 +89,8 @@ def parameter_values(world) -> dict[str, list[str]]:
             lease.token,
             world["voted"].token,
             world["foreign"].token,
+            *world["single"],
+            world["calibration"],
             default_token_generator.make_token(user),
             "no-such-token",
         ],
@@ -207,6 +221,16 @@ def test_every_url_pattern_is_refused_or_blind(world):
     # The sweep did reach the annotator's own pages and data, not only refusals.
     own = world["lease"].token
     for url in ("/annotate/", "/api/annotate/summary/", f"/annotate/img/{own}/a", f"/annotate/img/{own}/source"):
+        assert got[("get", url)] == 200, url
+    review, rate = world["single"]
+    for url in (
+        "/annotate/review/",
+        "/annotate/rate/",
+        "/annotate/calibration/",
+        f"/annotate/artifact-img/{review}/a",
+        f"/annotate/artifact-img/{rate}/source",
+        f"/annotate/calibration/img/{world['calibration']}/b",
+    ):
         assert got[("get", url)] == 200, url
     assert (
         got[("post", "/api/annotate/next/")] == 200 and got[("get", f"/annotate/img/{world['foreign'].token}/a")] == 404

@@ -29,6 +29,8 @@ class Command(BaseCommand):
             text = render_table(frame, format, name=table)
         except AppError as error:
             raise CommandError(error.detail) from error
+        for note in frame.attrs.get("notes", []):  # what the table leaves out, and why (CSV has no place for it)
+            self.stderr.write(f"{table}: {note}")
         if out:
             out.write_text(text, encoding="utf-8")
             self.stderr.write(f"{table}: {len(frame)} rows written to {out}")

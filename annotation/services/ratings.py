@@ -1,0 +1,109 @@
+"""Rating studies (PPTArena, REFERENCE 9): ordinal 0–5 ratings on the study's axes, by humans in the browser or from a
+CSV (task_id, configuration, rater, rater_kind, run, axis, rating) that also carries the judges' repeated runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.db import transaction
+from django.utils import timezone
+
+from core.errors import Invalid
+from core.imports import ImportReport, Progress, RowError, import_rows
+from core.readers import read_csv
+
+from .. import quality
+from ..models import ArtifactLease, Rating, Study, StudyKind
+from .artifact_studies import AXIS_MAX_LENGTH, artifact_for_row, artifact_lease_open, import_study
+
+RATING_COLUMNS = ("task_id", "configuration", "rater", "rater_kind", "run", "axis", "rating")
+DEFAULT_RATING_STUDY = "ratings"
+RUN_MAX = 1000
+
+
+def _rating_value(value) -> int:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"not a number: {value!r}") from None
+    if number != int(number) or not quality.RATING_MIN <= number <= quality.RATING_MAX:
+        raise ValueError(f"must be a whole number from {quality.RATING_MIN} to {quality.RATING_MAX}, got {value!r}")
+    return int(number)
+
+
+def rating_submit(*, token: str, annotator, ratings: dict) -> list[Rating]:
+    """Store a human's ratings of their open artifact lease: one 0–5 rating for every axis of the study."""
+    with transaction.atomic():
+        lease = artifact_lease_open(token=token, annotator=annotator, kind=StudyKind.RATING)
+        axes = lease.study.rating_axes
+        missing = [a for a in axes if a not in ratings]
+        unknown = sorted(set(ratings) - set(axes))
+        if missing or unknown:
+            raise Invalid(f"rate exactly the axes {', '.join(axes)}")
+        values = {}
+        for axis in axes:
+            try:
+                values[axis] = _rating_value(ratings[axis])
+            except ValueError as error:
+                raise Invalid(f"{axis}: {error}") from None
+        stored = [
+            Rating.objects.update_or_create(
+                study=lease.study,
+                artifact_id=lease.artifact_id,
+                rater=annotator.get_username(),
+                rater_kind=Rating.RaterKind.HUMAN,
+                run=1,
+                axis=axis,
+                defaults={"rating": value},
+            )[0]
+            for axis, value in values.items()
+        ]
+        ArtifactLease.objects.filter(pk=lease.pk).update(state=ArtifactLease.State.SUBMITTED, closed_at=timezone.now())
+        return stored
+
+
+def _store(study: Study, row: dict) -> bool:
+    row = {k: ("" if v is None else str(v).strip()) for k, v in row.items() if k is not None}
+    for name in RATING_COLUMNS:
+        if not row.get(name):
+            raise RowError(name, "missing or empty")
+    if row["rater_kind"] not in Rating.RaterKind.values:
+        raise RowError("rater_kind", f"must be human or judge, got {row['rater_kind']!r}")
+    try:
+        run = int(row["run"])
+    except ValueError:
+        raise RowError("run", f"not a whole number: {row['run']!r}") from None
+    if not 1 <= run <= RUN_MAX:
+        raise RowError("run", f"must lie in 1..{RUN_MAX}, got {run}")
+    if len(row["axis"]) > AXIS_MAX_LENGTH or not row["axis"].replace("_", "").isalnum():
+        raise RowError("axis", f"{row['axis']!r}: letters, digits and _ only, up to {AXIS_MAX_LENGTH} characters")
+    if len(row["rater"]) > 150:
+        raise RowError("rater", "longer than 150 characters")
+    try:
+        value = _rating_value(row["rating"])
+    except ValueError as error:
+        raise RowError("rating", str(error)) from None
+    artifact_id = artifact_for_row(row=row)
+    key = {"study": study, "artifact_id": artifact_id, "rater": row["rater"], "rater_kind": row["rater_kind"]}
+    stored = Rating.objects.filter(**key, run=run, axis=row["axis"]).values_list("rating", flat=True).first()
+    if stored is not None:
+        if stored == value:
+            return False
+        raise RowError("rating", f"{row['rater']} run {run} already rated {row['axis']} {stored}; not overwritten")
+    Rating.objects.create(**key, run=run, axis=row["axis"], rating=value, imported=True)
+    if row["axis"] not in study.rating_axes:
+        study.rating_axes = [*study.rating_axes, row["axis"]]
+        study.save(update_fields=["rating_axes"])
+    return True
+
+
+def ratings_import(*, path: Path, study: str = DEFAULT_RATING_STUDY, progress: Progress | None = None) -> ImportReport:
+    """Import ratings from CSV; idempotent (a row stored already is counted, not written again)."""
+    report = ImportReport(source=str(path), noun="ratings")
+    target = import_study(name=study, kind=StudyKind.RATING, report=report)
+    return import_rows(
+        rows=read_csv(path, required=RATING_COLUMNS),
+        store=lambda row, line: _store(target, row),
+        report=report,
+        progress=progress,
+    )
