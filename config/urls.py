@@ -8,6 +8,7 @@ from . import views
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.health, name="health"),
+    path("readyz", views.ready, name="ready"),
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
@@ -32,3 +33,8 @@ urlpatterns = [
     path("", include("annotation.urls")),
     path("", include("bt_elo.urls")),
 ]
+
+handler400 = "config.views.bad_request"
+handler403 = "config.views.permission_denied"
+handler404 = "config.views.page_not_found"
+handler500 = "config.views.server_error"
