@@ -8,7 +8,7 @@ from django.utils.html import format_html
 from django.views.generic import TemplateView, View
 
 from agents import selectors as agent_selectors
-from core.errors import AppError
+from core.errors import AppError, NotFound
 from core.permissions import RoleRequiredMixin
 from core.roles import COORDINATOR, RESEARCHER
 from core.tables import TABLES, frame_html, table_frame
@@ -121,7 +121,19 @@ class PlotView(RoleRequiredMixin, View):
     def get(self, request, name: str, fmt: str):
         if fmt not in plots.FORMATS:
             raise Http404("format")
-        p = _params(request)
+        try:
+            body = self.draw(name, fmt, _params(request))
+        except NotFound as error:  # an unknown study or judge
+            raise Http404(error.detail) from None
+        except AppError as error:
+            return HttpResponse(error.detail, status=error.status, content_type="text/plain; charset=utf-8")
+        response = HttpResponse(body, content_type=plots.FORMATS[fmt])
+        if request.GET.get("download"):
+            response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
+        return response
+
+    @staticmethod
+    def draw(name: str, fmt: str, p: dict) -> bytes:
         if name == "elo":
             configurations = agent_selectors.configuration_frame().rename(columns={"slug": "configuration"})
             body = plots.elo_plot(selectors.elo_table(study=p["study"]), configurations, fmt)
@@ -137,10 +149,7 @@ class PlotView(RoleRequiredMixin, View):
             )
         else:
             raise Http404("unknown plot")
-        response = HttpResponse(body, content_type=plots.FORMATS[fmt])
-        if request.GET.get("download"):
-            response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
-        return response
+        return body
 
 
 class LiveLeaderboardView(RoleRequiredMixin, View):
@@ -151,7 +160,9 @@ class LiveLeaderboardView(RoleRequiredMixin, View):
     def get(self, request):
         study = request.GET.get("study") or None
         payload = cache.get(services.leaderboard_key(study))
-        if payload is None or time.time() - payload["computed_at"] > services.LEADERBOARD_STALE_SECONDS:
+        stale = payload is None or time.time() - payload["computed_at"] > services.LEADERBOARD_STALE_SECONDS
+        # One refresh in flight per study, however many dashboards poll meanwhile.
+        if stale and services.leaderboard_refresh_claim(study=study):
             try:
                 tasks.leaderboard_refresh.delay(study)
             except AppError as error:
