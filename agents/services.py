@@ -15,6 +15,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
+from core.errors import Conflict
 from core.imports import ImportReport, Progress
 from corpus import selectors as corpus_selectors
 from corpus.image_facts import file_sha256
@@ -27,7 +28,7 @@ from .runlog import parse_run_log
 CODE_FILES: tuple[tuple[str, str], ...] = (("output.py", "python"), ("output.js", "javascript"))
 
 
-class ConfigurationConflict(ValueError):
+class ConfigurationConflict(Conflict):
     pass
 
 

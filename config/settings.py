@@ -12,6 +12,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from corpus import protocol
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("REFIG_VAR_DIR", BASE_DIR / "var"))
 
@@ -268,8 +270,8 @@ LOGGING = {
 # --- domain settings --------------------------------------------------------------------------
 REFIG = {
     # Rendering: long edge of the side-by-side PNG and of the thumbnail, LibreOffice timeout.
-    "RENDER_LONG_EDGE": int(os.environ.get("REFIG_RENDER_LONG_EDGE", 1600)),
-    "THUMBNAIL_LONG_EDGE": 320,
+    "RENDER_LONG_EDGE": int(os.environ.get("REFIG_RENDER_LONG_EDGE", protocol.RENDER_LONG_EDGE)),
+    "THUMBNAIL_LONG_EDGE": protocol.THUMBNAIL_LONG_EDGE,
     "RENDER_TIMEOUT_SECONDS": float(os.environ.get("REFIG_RENDER_TIMEOUT", 60)),
     "SOFFICE_BINARY": os.environ.get("REFIG_SOFFICE", "soffice"),
     # Largest image the corpus importer decodes (pixels); the paper's biggest figure is 13.65 MP.

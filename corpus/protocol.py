@@ -42,3 +42,7 @@ SPARSE_PAIR_THRESHOLD = 20
 # Human comparison outcomes (DESIGN 5).
 OUTCOMES: tuple[str, ...] = ("a", "b", "tie_success", "tie_failure")
 TIE_OUTCOMES: frozenset[str] = frozenset({"tie_success", "tie_failure"})
+
+# Image sizes shown to people: the side-by-side rendering's long edge and every thumbnail's (source figures and slides).
+RENDER_LONG_EDGE = 1600
+THUMBNAIL_LONG_EDGE = 320

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from agents import selectors as agent_selectors
 from agents import services as agent_services
+from core.errors import Conflict
 from core.imports import ImportReport, Progress, RowError, import_batches
 from core.readers import read_csv, read_jsonl
 from corpus.protocol import RUBRIC_AXES
@@ -36,7 +37,7 @@ MAX_RUN = 1000
 MAX_SCORE_MAGNITUDE = 1e9  # PPTBench scores are 0–100 and counts small; anything near this is a broken file
 
 
-class JudgeRunConflict(ValueError):
+class JudgeRunConflict(Conflict):
     pass
 
 
