@@ -38,8 +38,8 @@ CHECKS = [
 # (role, generation modes, examples per operation and mode): the roles that may act get the full run; the annotator
 # a positive pass that mostly meets refusals plus the annotation API it does own.
 ROLES = (
-    ("staff", (GenerationMode.POSITIVE, GenerationMode.NEGATIVE), 12),
-    ("coordinator", (GenerationMode.POSITIVE, GenerationMode.NEGATIVE), 8),
+    ("staff", (GenerationMode.POSITIVE, GenerationMode.NEGATIVE), 10),
+    ("coordinator", (GenerationMode.POSITIVE, GenerationMode.NEGATIVE), 6),
     ("researcher", (GenerationMode.POSITIVE,), 6),
     ("annotator", (GenerationMode.POSITIVE, GenerationMode.NEGATIVE), 6),
 )
