@@ -24,3 +24,15 @@ class ArtifactAdmin(admin.ModelAdmin):
     list_filter = ("configuration", "gate_passed", "gate_reason", "capped")
     search_fields = ("figure__task_id",)
     readonly_fields = [f.name for f in Artifact._meta.fields]
+
+    # Artifacts come only from `manage.py import_artifacts` (verified files, computed facts); an add form here could only
+    # save an empty, read-only row.
+    def has_add_permission(self, request):
+        return False
+
+    def changelist_view(self, request, extra_context=None):
+        extra_context = {
+            "subtitle": "Artifacts are added by `manage.py import_artifacts`, not here.",
+            **(extra_context or {}),
+        }
+        return super().changelist_view(request, extra_context=extra_context)

@@ -23,6 +23,15 @@ def _encode(figure, fmt: str) -> bytes:
     return buffer.getvalue()
 
 
+def _error_bars(point, low, high) -> np.ndarray:
+    """(2, n) distances from the point to its interval ends, for errorbar(). A point a rounding error outside a
+    zero-width interval (1e-12 above it, say) would give a negative distance, which matplotlib refuses: clip to 0."""
+    distances = np.vstack(
+        [np.asarray(point, float) - np.asarray(low, float), np.asarray(high, float) - np.asarray(point, float)]
+    )
+    return np.clip(distances, 0.0, None)
+
+
 def _empty(message: str, fmt: str) -> bytes:
     figure, axis = plt.subplots(figsize=(6, 1.5))
     axis.axis("off")
@@ -49,9 +58,7 @@ def elo_plot(elo: pd.DataFrame, configurations: pd.DataFrame, fmt: str = "png") 
     for w_index, workflow in enumerate(workflows):
         part = frame[frame["workflow"].fillna("") == workflow].set_index("group").reindex(order)
         x = np.arange(len(order)) + (w_index - (len(workflows) - 1) / 2) * width
-        # A regularised point fit can sit outside its bootstrap interval (few votes): draw the interval, not a
-        # negative bar (matplotlib refuses those).
-        err = np.clip(np.vstack([part["elo"] - part["ci_low"], part["ci_high"] - part["elo"]]), 0, None)
+        err = _error_bars(part["elo"], part["ci_low"], part["ci_high"])
         axis.errorbar(
             x, part["elo"], yerr=err, fmt="o", capsize=4, color=colours[w_index % len(colours)], label=workflow or "—"
         )
@@ -73,7 +80,7 @@ def agreement_plot(margin: pd.DataFrame, human_baseline: float | None, fmt: str 
     for index, ((judge, run), group) in enumerate(margin.groupby(["judge", "run"], sort=True)):
         group = group.set_index("bucket").reindex(buckets)
         x = np.arange(len(buckets)) + (index - 0.5) * 0.08
-        err = np.vstack([group["agreement"] - group["ci_low"], group["ci_high"] - group["agreement"]])
+        err = _error_bars(group["agreement"], group["ci_low"], group["ci_high"])
         axis.errorbar(x, group["agreement"], yerr=np.nan_to_num(err), fmt="o-", capsize=3, label=f"{judge} · run {run}")
     if human_baseline is not None and np.isfinite(human_baseline):
         axis.axhline(human_baseline, color="#333", ls="--", lw=1, label=f"human–human {human_baseline:.1%}")
@@ -122,7 +129,7 @@ def paired_effects_plot(effects: pd.DataFrame, fmt: str = "png") -> bytes:
     axis.errorbar(
         frame["delta"],
         y,
-        xerr=np.vstack([frame["delta"] - frame["ci_low"], frame["ci_high"] - frame["delta"]]),
+        xerr=_error_bars(frame["delta"], frame["ci_low"], frame["ci_high"]),
         fmt="o",
         capsize=3,
     )

@@ -7,7 +7,7 @@ from django.views.generic import TemplateView, View
 
 from agents import selectors as agent_selectors
 from annotation import selectors as annotation_selectors
-from core.errors import AppError
+from core.errors import AppError, NotFound
 from core.permissions import RoleRequiredMixin
 from core.roles import COORDINATOR, RESEARCHER
 from core.tables import TABLES, frame_html, table_frame
@@ -170,11 +170,16 @@ class PlotView(RoleRequiredMixin, View):
         if fmt not in plots.FORMATS:
             raise Http404("format")
         p = _params(request)
+        asked = request.GET.get("study")
+        if asked and asked != p["study"]:  # a plot is a link to one study's figure: an unknown name is not found
+            raise Http404("no such study")
         if name in PLOTS_NEEDING_STUDY and not p["study"]:
             raise Http404("name a study with ?study=")
         try:
             body = self.draw(name, p, fmt)
-        except AppError as error:
+        except NotFound as error:  # an unknown study or judge
+            raise Http404(error.detail) from None
+        except AppError as error:  # no data to draw yet: say so in the image
             body = plots.message_plot(str(error), fmt)
         response = HttpResponse(body, content_type=plots.FORMATS[fmt])
         if request.GET.get("download"):

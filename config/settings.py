@@ -6,6 +6,7 @@ production, which refuses to start without a secret, PostgreSQL and a real broke
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -42,7 +43,9 @@ if PRODUCTION and len(SECRET_KEY) < 50:
 if not SECRET_KEY:
     SECRET_KEY = "embedded-mode-only-not-secret-" + "x" * 40
 
-DEBUG = env_flag("DJANGO_DEBUG", not PRODUCTION)
+# Off unless DJANGO_DEBUG=1 says otherwise, in embedded mode too: a debug page shows settings, local variables and
+# the session to whoever triggers an error (an annotator would see configuration and artifact ids).
+DEBUG = env_flag("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", [] if PRODUCTION else ["127.0.0.1", "localhost", "testserver"])
 if PRODUCTION and not ALLOWED_HOSTS:
     refuse("DJANGO_ALLOWED_HOSTS must list the host names the app is served under.")
@@ -57,8 +60,10 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
+    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI's assets served by the app itself: /api/docs/ works offline
+    "axes",
     "core",
     "corpus",
     "agents",
@@ -68,6 +73,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so no URL resolver, database lookup or file path ever sees a NUL or other control character.
+    "core.middleware.ControlCharacterMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -78,6 +85,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "annotation.middleware.AnnotatorErrorMiddleware",
     "core.middleware.ContentSecurityPolicyMiddleware",
+    # Last, as django-axes requires: turns a locked-out login into its 429 answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -128,6 +137,18 @@ else:
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+AUTHENTICATION_BACKENDS = [
+    # django-axes first: it refuses a locked-out (username, address) pair before the password is checked.
+    "core.auth.LoginThrottleBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Five wrong passwords for one username from one address lock that pair out for 15 minutes (answer 429); a correct
+# login resets the count. Keyed on the pair so a stranger cannot lock a colleague out from elsewhere.
+AXES_FAILURE_LIMIT = 5
+AXES_COOLOFF_TIME = timedelta(minutes=15)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
@@ -149,6 +170,9 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 STATICFILES_DIRS = [BASE_DIR / "templates" / "static"]
 MEDIA_ROOT = Path(os.environ.get("DJANGO_MEDIA_ROOT", VAR_DIR / "media"))
 MEDIA_URL = "/media/"
+# With DEBUG off, runserver (`make run`) serves no static files itself: whitenoise finds them in the apps and
+# templates/static directly in embedded mode; production serves the collected, hashed copies.
+WHITENOISE_USE_FINDERS = not PRODUCTION
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -199,9 +223,11 @@ CACHES = {
 
 # --- API ------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
+    # Browsers by their session (with CSRF on every write); scripts by `Authorization: Token <key>` from
+    # `manage.py api_token USER`. No HTTP Basic: it would send passwords on every call and skip both CSRF and lockout.
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
@@ -219,6 +245,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Every operation documents the {"error", "detail"} bodies of core.api.exception_handler (400/403/404/409).
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "core.api.document_error_responses"],
 }
 
 # --- security -------------------------------------------------------------------------------
@@ -238,7 +266,9 @@ if PRODUCTION:
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # A refused request (403) is routine: one line, no traceback.
+    "filters": {"forbidden_one_line": {"()": "core.middleware.ForbiddenOneLineFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["forbidden_one_line"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("DJANGO_LOG_LEVEL", "WARNING")},
 }
 

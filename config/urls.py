@@ -10,6 +10,7 @@ urlpatterns = [
     path("healthz", views.health, name="health"),
     # Browsers ask for /favicon.ico whatever the page links; answer with the site's icon, not a 404.
     path("favicon.ico", views.favicon, name="favicon"),
+    path("readyz", views.ready, name="ready"),
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
@@ -34,3 +35,8 @@ urlpatterns = [
     path("", include("annotation.urls")),
     path("", include("bt_elo.urls")),
 ]
+
+handler400 = "config.views.bad_request"
+handler403 = "config.views.permission_denied"
+handler404 = "config.views.page_not_found"
+handler500 = "config.views.server_error"

@@ -6,7 +6,7 @@ import logging
 import re
 
 from django.http import HttpResponse
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -46,6 +46,36 @@ def exception_handler(exc, context) -> Response:
     return response
 
 
+# The body of every error answer (exception_handler above), as the schema documents it.
+ERROR_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "error": {"type": "string", "description": "stable code: invalid, not_found, forbidden, conflict, ..."},
+        "detail": {"description": "a message, or field name -> list of messages for invalid input"},
+    },
+    "required": ["error", "detail"],
+}
+ERROR_RESPONSES = {
+    "400": "The input breaks a rule (a value out of range, an unknown name, a malformed body).",
+    "403": "Not logged in, a missing CSRF token, or a role that does not allow this.",
+    "404": "No such object.",
+    "409": "The request is well formed but the current state does not allow it.",
+}
+
+
+def document_error_responses(result, generator, request, public):
+    """drf-spectacular postprocessing hook: every operation answers its errors through exception_handler, so each
+    documents 400/403/404/409 with the Error body (unless it states its own)."""
+    result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+    error_body = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            responses = operation.setdefault("responses", {})
+            for status, description in ERROR_RESPONSES.items():
+                responses.setdefault(status, {"description": description, "content": error_body})
+    return result
+
+
 class TableApi(APIView):
     """Any registered table: ?format=csv|json|latex (as `manage.py export`), ?study=, ?judge=, ?run=."""
 
@@ -56,8 +86,14 @@ class TableApi(APIView):
         return (JSONRenderer(), "application/json")
 
     @extend_schema(
-        parameters=[OpenApiParameter(p, str) for p in ("format", "study", "judge", "run")],
-        responses={200: dict},
+        parameters=[
+            OpenApiParameter("format", str, enum=["json", "csv"], default="json"),
+            *(OpenApiParameter(p, str) for p in ("study", "judge", "run")),
+        ],
+        responses={
+            (200, "application/json"): OpenApiResponse(dict, description="the table's rows as JSON records"),
+            (200, "text/csv"): OpenApiResponse(str, description="the table as CSV (?format=csv)"),
+        },
     )
     def get(self, request, name: str):
         fmt = request.query_params.get("format", "json")

@@ -12,6 +12,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
+from rest_framework.authtoken.models import Token
 
 from .errors import Invalid
 from .roles import ROLES, role_groups_ensure
@@ -69,3 +70,19 @@ def user_invite(*, username: str, role: str, email: str = "") -> Invitation:
         },
     )
     return Invitation(user=user, created=created, set_password_path=path)
+
+
+def api_token_issue(*, username: str, reset: bool = False) -> str:
+    """The API token of an existing, active account (created on first call): scripts send it as
+    `Authorization: Token <key>`. `reset` replaces it, so the old key stops working at once."""
+    User = get_user_model()
+    user = User.objects.filter(**{User.USERNAME_FIELD: username}).first()
+    if user is None:
+        raise Invalid(f"no user named {username!r}")
+    if not user.is_active:
+        raise Invalid(f"user {username!r} is inactive")
+    with transaction.atomic():
+        if reset:
+            Token.objects.filter(user=user).delete()
+        token, _ = Token.objects.get_or_create(user=user)
+    return token.key

@@ -49,3 +49,56 @@ def test_production_refuses_missing_secret_sqlite_and_eager():
 def test_embedded_default_needs_no_variables(tmp_path):
     result = run_manage("check", REFIG_VAR_DIR=str(tmp_path))
     assert result.returncode == 0, result.stderr
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_runserver_serves_static_files_with_debug_off(tmp_path):
+    """`make run`'s runserver, DEBUG off by default: whitenoise serves the project's and the admin's static files, and
+    an unknown address gets the plain 404, not the debug page listing every URL pattern."""
+    import time
+    import urllib.error
+    import urllib.request
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_URL", "CELERY_"))}
+    env["REFIG_VAR_DIR"] = str(tmp_path)
+    server = subprocess.Popen(
+        [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+    def get(path):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as response:
+                return response.status, response.read()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read()
+
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                status, body = get("/healthz")
+                break
+            except (urllib.error.URLError, ConnectionError):
+                assert time.monotonic() < deadline, "runserver did not start"
+                time.sleep(0.3)
+        assert (status, body) == (200, b"ok")
+        for path, expected in (("/static/refig.css", b"{"), ("/static/admin/css/base.css", b"{")):
+            status, body = get(path)
+            assert status == 200 and expected in body, (path, status)
+        status, body = get("/no-such-page/")
+        assert status == 404 and b"URLconf" not in body and b"DEBUG" not in body
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
