@@ -131,6 +131,12 @@ class PlotView(RoleRequiredMixin, View):
             body = plots.score_distribution_plot(scoring_selectors.scores_frame(judge=p["judge"]), fmt)
         elif name == "judge-runs":
             body = plots.judge_runs_plot(scoring_selectors.judge_runs_table(judge=p["judge"]), fmt)
+        elif name == "study-plan":
+            try:
+                plan = selectors.study_plan(**request.GET.dict())
+            except AppError as error:  # a hand-edited query: say what is wrong, in the image's place
+                return HttpResponse(plots.empty_plot(error.detail, fmt), content_type=plots.FORMATS[fmt], status=400)
+            body = plots.study_plan_plot(plan.summary, plan.swaps, fmt)
         elif name == "paired-effects":
             body = plots.paired_effects_plot(
                 scoring_selectors.paired_effects_table(judge=p["judge"], run=p["run"]), fmt

@@ -17,9 +17,12 @@ from django.db.models import Count, Exists, F, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from corpus.protocol import ALLOCATION_ADAPTIVE
+
 from .. import assignment, selectors
 from ..errors import StudyUnavailable
 from ..models import Item, Lease, Study, StudyFigure, StudyPair
+from .allocation import pair_plan
 from .counters import CounterChanges
 from .pool import GONE_LEASE_STATES, leases_expire, study_pool_sync
 
@@ -150,6 +153,8 @@ def _pairs_in_serving_order(study: Study, annotator) -> list[tuple]:
     has_free = Exists(
         _free_items(study, annotator).filter(config_x_id=OuterRef("config_x_id"), config_y_id=OuterRef("config_y_id"))
     )
+    if study.allocation == ALLOCATION_ADAPTIVE:
+        return _pairs_in_adaptive_order(study, has_free)
     rows = {
         (x, y): (pk, votes + out)
         for pk, x, y, votes, out in StudyPair.objects.filter(study=study)
@@ -158,6 +163,29 @@ def _pairs_in_serving_order(study: Study, annotator) -> list[tuple]:
     }
     order = assignment.pairs_by_need(
         list(rows), {p: need for p, (_, need) in rows.items()}, target=study.target_per_pair, seed=study.seed
+    )
+    return [(rows[p][0], *p) for p in order]
+
+
+def _pairs_in_adaptive_order(study: Study, has_free) -> list[tuple]:
+    """Adaptive studies: assignment.pairs_adaptive over the pairs with a free item, every pair to the floor first,
+    then the plan (allocation.pair_plan) made from the counted votes of all the study's pairs."""
+    rows = {
+        (x, y): (pk, votes, out, free)
+        for pk, x, y, votes, out, free in StudyPair.objects.filter(study=study)
+        .annotate(free=has_free)
+        .values_list("pk", "config_x_id", "config_y_id", "votes", "open_fresh", "free")
+    }
+    votes = {p: row[1] for p, row in rows.items()}
+    plan = pair_plan(study=study, pair_votes=votes)
+    order = assignment.pairs_adaptive(
+        [p for p, row in rows.items() if row[3]],
+        votes=votes,
+        out={p: row[2] for p, row in rows.items()},
+        floor=study.adaptive_floor,
+        seed=study.seed,
+        planned=plan.planned if plan else None,
+        priority=plan.priority if plan else None,
     )
     return [(rows[p][0], *p) for p in order]
 

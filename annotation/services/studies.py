@@ -28,6 +28,9 @@ STUDY_SETTINGS = (
     "min_dwell_ms",
     "lease_seconds",
     "quota_per_annotator",
+    "allocation",
+    "adaptive_floor",
+    "stop_when_flip_below",
 )
 
 
