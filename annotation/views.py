@@ -14,7 +14,9 @@ from agents import selectors as agent_selectors
 from core.errors import AppError
 from core.permissions import RoleRequiredMixin
 from core.roles import ANNOTATOR, COORDINATOR, RESEARCHER, user_has_role
+from core.tables import frame_html, table_frame
 from corpus import selectors as corpus_selectors
+from corpus.protocol import ALLOCATIONS, PAPER_CONFIGURATIONS, PAPER_FIGURES, PAPER_TIE_RATE, PAPER_VOTES
 
 from . import selectors, services
 from .models import Lease, Study
@@ -88,6 +90,23 @@ class StudyForm(forms.ModelForm):
         return [t for t in re.split(r"[\s,;]+", self.cleaned_data["figures"]) if t]
 
 
+class PlannerForm(forms.Form):
+    """The study planner's inputs (table `study-plan`, computed by bt_elo, which also checks the bounds)."""
+
+    configurations = forms.IntegerField(initial=PAPER_CONFIGURATIONS, min_value=2)
+    figures = forms.IntegerField(initial=PAPER_FIGURES, min_value=1)
+    strength_spread = forms.FloatField(
+        initial=300.0, min_value=0, label="strength spread (Elo)", help_text="best minus worst, equally spaced"
+    )
+    tie_rate = forms.FloatField(initial=round(PAPER_TIE_RATE, 3), min_value=0, max_value=0.95)
+    cluster_sd = forms.FloatField(
+        initial=100.0, min_value=0, label="per-figure sd (Elo)", help_text="how much figures shift the strengths"
+    )
+    budgets = forms.CharField(initial=f"1000,2000,{PAPER_VOTES},8000", help_text="vote counts, comma-separated")
+    allocation = forms.ChoiceField(choices=[(a, a) for a in ALLOCATIONS])
+    simulations = forms.IntegerField(initial=40, min_value=2, help_text="simulated studies per budget (≤ 200)")
+
+
 class InviteForm(forms.Form):
     username = forms.CharField(max_length=150)
     email = forms.EmailField(required=False)
@@ -105,7 +124,22 @@ class CoordinateView(RoleRequiredMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         context["studies"] = selectors.study_list().prefetch_related("configurations", "annotators")
         context.setdefault("form", StudyForm())
+        context.update(self._plan())
         return context
+
+    def _plan(self) -> dict:
+        """The planner: unbound until asked (?plan=1), then its summary table and the plot's query."""
+        if "plan" not in self.request.GET:
+            return {"planner": PlannerForm()}
+        planner = PlannerForm(self.request.GET)
+        if not planner.is_valid():
+            return {"planner": planner}
+        try:
+            frame = table_frame("study-plan", **planner.cleaned_data)
+        except AppError as error:
+            planner.add_error(None, error.detail)
+            return {"planner": planner}
+        return {"planner": planner, "plan_table": frame_html(frame), "plan_query": self.request.GET.urlencode()}
 
     def post(self, request):
         if not user_has_role(request.user, COORDINATOR):

@@ -288,12 +288,14 @@ def stability_panel(*, study: str | None = None) -> dict:
     table = elo_adjacent_table(study=resolved.name)
     threshold = resolved.stop_when_flip_below
     worst = float(table["rank_flip_probability"].max()) if len(table) else None
+    finite = table.replace([np.inf, -np.inf], np.nan).astype(object)
     return {
+        "study": resolved.name,
         "threshold": threshold,
         "max_flip_probability": worst,
         "stopping_rule_met": worst is not None and worst < threshold,
         "columns": list(table.columns),
-        "rows": table.to_dict(orient="records"),
+        "rows": finite.where(finite.notna(), None).to_dict(orient="records"),  # inf votes (gap 0) as null
     }
 
 
@@ -313,9 +315,14 @@ def adaptive_pair_plan(*, study, pair_votes: dict[tuple[int, int], int]) -> Pair
             counts[index[x], index[y]] = counts[index[y], index[x]] = n
 
     def plan() -> PairPlan:
-        boot = bradley_terry.bootstrap_elo(
-            comparisons, configurations=configurations, resamples=ADAPTIVE_RESAMPLES, seed=ELO_BOOTSTRAP_SEED
-        )
+        try:
+            boot = bradley_terry.bootstrap_elo(
+                comparisons, configurations=configurations, resamples=ADAPTIVE_RESAMPLES, seed=ELO_BOOTSTRAP_SEED
+            )
+        except np.linalg.LinAlgError:
+            # A few votes forming a perfect order (no cycle) can leave a bootstrap refit singular: serve least
+            # covered first until the votes say more (an empty plan), rather than fail the annotator's next item.
+            return PairPlan(planned={}, priority={})
         table = stability.next_pairs_adaptive(
             configurations=configurations,
             pair_votes=counts,

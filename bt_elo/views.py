@@ -166,3 +166,16 @@ class LiveLeaderboardView(RoleRequiredMixin, View):
         if payload is None:
             return JsonResponse({"status": "computing", "rows": []})
         return JsonResponse({"status": "ok", **payload})
+
+
+class StabilityPanelView(RoleRequiredMixin, View):
+    """The dashboard's stability panel: elo-adjacent rows and the study's stopping rule (cached per vote set)."""
+
+    roles = (COORDINATOR, RESEARCHER)
+
+    def get(self, request):
+        try:
+            panel = selectors.stability_panel(study=request.GET.get("study") or None)
+        except AppError as error:
+            return JsonResponse({"error": error.code, "detail": error.detail}, status=error.status)
+        return JsonResponse(panel)
