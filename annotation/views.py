@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
+from django.utils.safestring import mark_safe
 from django.views.generic import TemplateView, View
 
 from agents import selectors as agent_selectors
@@ -139,7 +140,9 @@ class CoordinateView(RoleRequiredMixin, TemplateView):
         except AppError as error:
             planner.add_error(None, error.detail)
             return {"planner": planner}
-        return {"planner": planner, "plan_table": frame_html(frame), "plan_query": self.request.GET.urlencode()}
+        # frame_html escapes every cell itself.
+        table = mark_safe(frame_html(frame))  # noqa: S308
+        return {"planner": planner, "plan_table": table, "plan_query": self.request.GET.urlencode()}
 
     def post(self, request):
         if not user_has_role(request.user, COORDINATOR):
