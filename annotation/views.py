@@ -51,6 +51,9 @@ class LeaseImageView(RoleRequiredMixin, View):
         return response
 
 
+ALLOCATION_SETTINGS = ("allocation", "adaptive_floor", "stop_when_flip_below")
+
+
 class StudyForm(forms.ModelForm):
     """The study's settings come from the model (defaults, limits, labels, help): one place."""
 
@@ -86,6 +89,15 @@ class StudyForm(forms.ModelForm):
         self.fields["configurations"].choices = choices
         self.fields["configurations"].initial = [slug for slug, _ in choices]
         self.fields["figure_fields"].choices = [(f, f) for f in corpus_selectors.figure_fields()]
+        for name in ALLOCATION_SETTINGS:  # added later than the others: a form posted without them keeps the defaults
+            self.fields[name].required = False
+
+    def clean(self):
+        cleaned = super().clean()
+        for name in ALLOCATION_SETTINGS:
+            if cleaned.get(name) in (None, ""):
+                cleaned[name] = Study._meta.get_field(name).default
+        return cleaned
 
     def clean_figures(self) -> list[str]:
         return [t for t in re.split(r"[\s,;]+", self.cleaned_data["figures"]) if t]

@@ -299,30 +299,33 @@ def stability_panel(*, study: str | None = None) -> dict:
     }
 
 
-def adaptive_pair_plan(*, study, pair_votes: dict[tuple[int, int], int]) -> PairPlan | None:
+def adaptive_pair_plan(*, study, pair_votes: dict[tuple[int, int], int]) -> PairPlan:
     """The next votes of an adaptive study (bt_elo.stability.next_pairs_adaptive over a batch of one vote per pair),
-    from its counted votes: Elo and 200 cluster-bootstrap draws, cached per vote counts. None before any vote."""
-    comparisons, configurations = _study_inputs(study.name)
-    ids = {c.slug: c.pk for c in annotation_selectors.study_configurations(study)}
-    configurations = [slug for slug in configurations if slug in ids]
-    if comparisons.empty or len(configurations) < 2:
-        return None
-    index = {ids[slug]: n for n, slug in enumerate(configurations)}
-    keys = {frozenset(pair): pair for pair in pair_votes}
-    counts = np.zeros((len(configurations), len(configurations)), dtype=np.int64)
-    for (x, y), n in pair_votes.items():
-        if x in index and y in index:
-            counts[index[x], index[y]] = counts[index[y], index[x]] = n
+    from its counted votes: Elo and 200 cluster-bootstrap draws. Cached per (study, votes per pair, floor), a key the
+    engine already holds, so only the first next-item call after a vote reads the comparisons and refits. (A revised
+    vote that leaves every pair's count unchanged keeps the plan until the next vote: the order is a heuristic.)
+    An empty plan (least covered first) before any vote."""
+    no_plan = PairPlan(planned={}, priority={})
 
     def plan() -> PairPlan:
+        comparisons, configurations = _study_inputs(study.name)
+        ids = {c.slug: c.pk for c in annotation_selectors.study_configurations(study)}
+        configurations = [slug for slug in configurations if slug in ids]
+        if comparisons.empty or len(configurations) < 2:
+            return no_plan
+        index = {ids[slug]: n for n, slug in enumerate(configurations)}
+        counts = np.zeros((len(configurations), len(configurations)), dtype=np.int64)
+        for (x, y), n in pair_votes.items():
+            if x in index and y in index:
+                counts[index[x], index[y]] = counts[index[y], index[x]] = n
         try:
             boot = bradley_terry.bootstrap_elo(
                 comparisons, configurations=configurations, resamples=ADAPTIVE_RESAMPLES, seed=ELO_BOOTSTRAP_SEED
             )
         except np.linalg.LinAlgError:
             # A few votes forming a perfect order (no cycle) can leave a bootstrap refit singular: serve least
-            # covered first until the votes say more (an empty plan), rather than fail the annotator's next item.
-            return PairPlan(planned={}, priority={})
+            # covered first until the votes say more, rather than fail the annotator's next item.
+            return no_plan
         table = stability.next_pairs_adaptive(
             configurations=configurations,
             pair_votes=counts,
@@ -331,6 +334,7 @@ def adaptive_pair_plan(*, study, pair_votes: dict[tuple[int, int], int]) -> Pair
             elo_draws=boot.samples,
             batch=len(pair_votes),
         )
+        keys = {frozenset(pair): pair for pair in pair_votes}
         planned, priority = {}, {}
         for row in table.itertuples():
             pair = keys.get(frozenset((ids[row.upper], ids[row.lower])))
@@ -339,7 +343,7 @@ def adaptive_pair_plan(*, study, pair_votes: dict[tuple[int, int], int]) -> Pair
         return PairPlan(planned=planned, priority=priority)
 
     return cached_analysis(
-        "adaptive-plan", (comparisons, configurations, sorted(pair_votes.items()), study.adaptive_floor), plan
+        "adaptive-plan", (study.pk, study.created_at, sorted(pair_votes.items()), study.adaptive_floor), plan
     )
 
 

@@ -22,7 +22,7 @@ class PairPlan:
     priority: Mapping[Pair, float]
 
 
-# (study, votes per pair) -> PairPlan | None (None: not enough votes to fit yet).
+# (study, votes per pair) -> PairPlan (empty when there is nothing to fit yet).
 PairPlanner = Callable[..., "PairPlan | None"]
 _planners: list[PairPlanner] = []
 

@@ -78,8 +78,8 @@ def test_sides_balanced_and_no_item_served_twice_to_one_annotator():
     assert len({(l.annotator_id, l.item.figure_id, l.item.config_x_id, l.item.config_y_id) for l in leases}) == len(
         leases
     )
-    # Sides: for every annotator and pair, x was on the left as often as on the right, give or take one; over all
-    # annotators a pair is off by at most one per annotator.
+    # Sides (assignment.left_is_x): for every annotator and pair, x was on the left as often as on the right, give or
+    # take one; so over all annotators a pair is off by at most one per annotator, and over everything by little.
     per_annotator_pair, per_pair = {}, {}
     for l in leases:
         key = (l.item.config_x_id, l.item.config_y_id)
@@ -87,7 +87,8 @@ def test_sides_balanced_and_no_item_served_twice_to_one_annotator():
         per_annotator_pair[(l.annotator_id, key)] = per_annotator_pair.get((l.annotator_id, key), 0) + step
         per_pair[key] = per_pair.get(key, 0) + step
     assert max(abs(b) for b in per_annotator_pair.values()) <= 1
-    assert max(abs(b) for b in per_pair.values()) <= 1
+    assert max(abs(b) for b in per_pair.values()) <= len(users)
+    assert abs(sum(per_pair.values())) <= len(users)
     # The engine's live counters agree (StudyPair x_left / y_left count live leases).
     for pair in StudyPair.objects.filter(study=study):
         assert abs(pair.x_left - pair.y_left) <= 1
@@ -119,3 +120,32 @@ def test_coverage_studies_keep_the_round_robin():
     pairs = [pair_of(lease) for lease in served]
     assert len(set(pairs[:6])) == 6 and len(set(pairs[6:])) == 6  # every pair once, then once more
     assert (selectors.coverage_frame(study="cov")["target"] == 2).all()
+
+
+def test_allocation_settings_through_the_api_and_the_form():
+    from django.test import Client
+
+    from tests.annotation.data import coordinator
+
+    build_corpus(figures=4)
+    client = Client()
+    client.force_login(coordinator())
+    created = client.post(
+        "/api/studies/",
+        {"name": "adapt", "configurations": list(SLUGS), "allocation": "adaptive", "adaptive_floor": 4},
+        content_type="application/json",
+    )
+    assert created.status_code == 201
+    body = created.json()
+    assert (body["allocation"], body["adaptive_floor"], body["stop_when_flip_below"]) == ("adaptive", 4, 0.05)
+    refused = client.post(
+        "/api/studies/",
+        {"name": "bad", "configurations": list(SLUGS), "allocation": "greedy", "stop_when_flip_below": 0.9},
+        content_type="application/json",
+    )
+    assert refused.status_code == 400
+    assert set(refused.json()["detail"]) == {"allocation", "stop_when_flip_below"}
+    page = client.get("/coordinate/").content.decode()
+    assert 'name="allocation"' in page and 'name="adaptive_floor"' in page and 'name="stop_when_flip_below"' in page
+    dashboard = client.get("/coordinate/adapt/").content.decode()
+    assert "allocation adaptive (floor 4 per pair)" in dashboard and "pairs at the floor (4)" in dashboard
