@@ -50,12 +50,14 @@ import pypdfium2
 import pypdfium2.raw as pdfium_c
 from PIL import Image
 
+from corpus.protocol import RENDER_LONG_EDGE, THUMBNAIL_LONG_EDGE
+
 # "2": PDFium replaced Poppler as the rasteriser (edge anti-aliasing differs on about 1 % of the
 # pixels, and the short edge is rounded, not rounded up), so renders of version "1" are redone
 # rather than mixed with new ones in one comparison.
 RENDER_VERSION = "2"
-DEFAULT_LONG_EDGE = 1600
-DEFAULT_THUMBNAIL_LONG_EDGE = 320
+DEFAULT_LONG_EDGE = RENDER_LONG_EDGE
+DEFAULT_THUMBNAIL_LONG_EDGE = THUMBNAIL_LONG_EDGE
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_BATCH_SIZE = 20
 

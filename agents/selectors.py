@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from django.db.models import Count, Q, QuerySet, Subquery, Value
+from django.db.models import BigIntegerField, Count, F, Func, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from .configurations import ConfigurationSpec, configuration_pairs
@@ -165,11 +165,18 @@ def configurations_by_slugs(*, slugs) -> list[Configuration]:
     return list(Configuration.objects.filter(slug__in=list(slugs)).order_by("position", "slug"))
 
 
-def artifact_keys(*, configuration_ids, figure_ids=None) -> list[tuple[int, int, int]]:
-    """(configuration id, figure id, artifact id) of the artifacts of these configurations (and figures)."""
+def artifact_keys(
+    *, configuration_ids, figure_ids=None, final_only: bool = False, passed_only: bool = False
+) -> list[tuple[int, int, int]]:
+    """(configuration id, figure id, artifact id) of the artifacts of these configurations (and figures); `final_only`:
+    those with a final verdict (rendered, or failed with a reason: not pending); `passed_only`: those passing the gate."""
     artifacts = Artifact.objects.filter(configuration_id__in=list(configuration_ids))
     if figure_ids is not None:
         artifacts = artifacts.filter(figure_id__in=figure_ids)
+    if final_only:
+        artifacts = artifacts.filter(gate_passed__isnull=False)
+    if passed_only:
+        artifacts = artifacts.filter(gate_passed=True)
     return list(artifacts.values_list("configuration_id", "figure_id", "pk"))
 
 
@@ -178,9 +185,22 @@ def artifact_newest_id() -> int:
     return Artifact.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
 
 
-def artifact_newest_id_expression():
-    """artifact_newest_id as a subquery expression, for reads that fold it into one query."""
-    return Coalesce(Subquery(Artifact.objects.order_by("-pk").values("pk")[:1]), Value(0))
+def artifact_state_expressions() -> dict:
+    """Subquery expressions that change whenever the artifacts a study's pool is built from change: the newest
+    artifact's id (an import), and how many have a final verdict and how many pass the gate (an audit or a render)."""
+
+    def count(**condition):
+        # COUNT as a plain function, not an aggregate: one row, no GROUP BY, usable as a scalar subquery.
+        rows = (
+            Artifact.objects.filter(**condition).order_by().annotate(n=Func(F("pk"), function="COUNT")).values("n")[:1]
+        )
+        return Coalesce(Subquery(rows, output_field=BigIntegerField()), Value(0))
+
+    return {
+        "sig_artifact": Coalesce(Subquery(Artifact.objects.order_by("-pk").values("pk")[:1]), Value(0)),
+        "sig_final": count(gate_passed__isnull=False),
+        "sig_passed": count(gate_passed=True),
+    }
 
 
 def artifact_ids_by_key() -> dict[tuple[str, str], int]:

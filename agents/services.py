@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -10,11 +11,11 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.files import File
-from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
+from core.errors import Conflict
 from core.imports import ImportReport, Progress
 from corpus import selectors as corpus_selectors
 from corpus.image_facts import file_sha256
@@ -27,7 +28,7 @@ from .runlog import parse_run_log
 CODE_FILES: tuple[tuple[str, str], ...] = (("output.py", "python"), ("output.js", "javascript"))
 
 
-class ConfigurationConflict(ValueError):
+class ConfigurationConflict(Conflict):
     pass
 
 
@@ -72,12 +73,31 @@ def configuration_ensure_external(*, slug: str, model: str, reasoning_effort: st
     return configuration
 
 
+def _stored_sha256(name: str) -> str:
+    digest = hashlib.sha256()
+    with default_storage.open(name, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _store_verified(name: str, path: Path, sha: str) -> None:
+    """Save `path` under its content address `name`. A file already there is reused only if its bytes still hash to
+    `sha`: a worker killed mid-write leaves a truncated file under the right name, which is rewritten, not reused."""
+    if default_storage.exists(name):
+        if _stored_sha256(name) == sha:
+            return
+        default_storage.delete(name)
+    with open(path, "rb") as handle:
+        saved = default_storage.save(name, File(handle))
+    if saved != name:  # another writer won the race with the same bytes (content-addressed): keep one copy
+        default_storage.delete(saved)
+
+
 def _store_content_addressed(path: Path, *, prefix: str, extension: str) -> tuple[str, str]:
     sha = file_sha256(path)
     name = f"{prefix}/{sha[:2]}/{sha}{extension}"
-    if not default_storage.exists(name):
-        with open(path, "rb") as handle:
-            default_storage.save(name, File(handle))
+    _store_verified(name, path, sha)
     return name, sha
 
 
@@ -295,9 +315,11 @@ def _store_rendering(artifact: Artifact, result: render.Rendering) -> None:
     if result.ok:
         png_name = f"renders/{result.png_sha256[:2]}/{result.png_sha256}.png"
         thumb_name = f"renders/{result.thumbnail_sha256[:2]}/{result.thumbnail_sha256}.png"
-        for name, path in ((png_name, result.png_path), (thumb_name, result.thumbnail_path)):
-            if not default_storage.exists(name):
-                default_storage.save(name, ContentFile(Path(path).read_bytes()))
+        for name, path, sha in (
+            (png_name, result.png_path, result.png_sha256),
+            (thumb_name, result.thumbnail_path, result.thumbnail_sha256),
+        ):
+            _store_verified(name, Path(path), sha)
         artifact.render_png, artifact.render_thumbnail = png_name, thumb_name
         artifact.render_sha256 = result.png_sha256
         artifact.render_width, artifact.render_height = result.width, result.height

@@ -3,13 +3,13 @@
 import json
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.errors import Conflict, NotFound
+from core.errors import NotFound
 from core.permissions import role_permission
 from core.roles import ANNOTATOR, COORDINATOR, RESEARCHER
 from core.tables import render_table
@@ -23,17 +23,34 @@ IsStudyReader = role_permission(COORDINATOR, RESEARCHER)
 
 
 class AnnotatorApi(APIView):
-    """Base: JSON only (no browsable pages that could echo more than the payload)."""
+    """Base: JSON only (no browsable pages that could echo more than the payload). The study is the one named in the
+    body or query (`study`), else the annotator's first."""
 
     permission_classes = [IsAnnotator]
     renderer_classes = [JSONRenderer]
 
+    @staticmethod
+    def study_name(request) -> str | None:
+        name = request.data.get("study") if hasattr(request.data, "get") else None
+        return name or request.query_params.get("study") or None
+
     def study(self, request):
-        state = selectors.study_for_annotator(user=request.user)
-        return state.study if state is not None else None
+        name = self.study_name(request)
+        state = selectors.study_for_annotator(user=request.user, name=name)
+        if state is None:
+            raise NotFound(
+                f"You are not assigned to a study named {name!r}." if name else "You are not assigned to a study yet."
+            )
+        return state.study
 
 
 class ItemNextApi(AnnotatorApi):
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "AnnotateNextInput"
+
+        study = serializers.CharField(max_length=80, required=False, help_text="omitted: the next study with work")
+
     class OutputSerializer(serializers.Serializer):
         class Meta:
             ref_name = "AnnotateNextOutput"
@@ -41,22 +58,47 @@ class ItemNextApi(AnnotatorApi):
         state = serializers.ChoiceField(choices=["item", "done", "none", "paused"])
         item = serializers.DictField(required=False)
         summary = serializers.DictField(required=False)
+        study = serializers.DictField(required=False)
         detail = serializers.CharField(required=False)
 
-    @extend_schema(request=None, responses={200: OutputSerializer})
+    @extend_schema(request=InputSerializer, responses={200: OutputSerializer})
     def post(self, request):
-        state = selectors.study_for_annotator(user=request.user)
-        if state is None:
+        name = self.study_name(request)
+        if name:
+            state = selectors.study_for_annotator(user=request.user, name=name)
+            if state is None:
+                raise NotFound(f"You are not assigned to a study named {name!r}.")
+            states = [state]
+        else:
+            # Every study in turn, least done first: one that has run dry never hides the others.
+            states = selectors.studies_for_annotator(user=request.user)
+        if not states:
             return Response({"state": "none", "detail": "You are not assigned to a study yet."})
-        try:
-            served = services.item_next(study=state.study, annotator=request.user, state=state)
-        except services.StudyUnavailable as error:
-            return Response({"state": "paused", "detail": error.detail})
-        if served is None:
-            return Response(
-                {"state": "done", "summary": selectors.annotator_summary(study=state.study, user=request.user)}
-            )
-        return Response({"state": "item", "item": selectors.lease_payload(lease=served.lease, done=served.done)})
+        paused = None
+        for state in states:
+            try:
+                served = services.item_next(study=state.study, annotator=request.user, state=state)
+            except services.StudyUnavailable as error:
+                paused = paused or error.detail
+                continue
+            if served is not None:
+                return Response(
+                    {"state": "item", "item": selectors.lease_payload(lease=served.lease, done=served.done)}
+                )
+        first = states[0].study
+        if paused and len(states) == 1:
+            return Response({"state": "paused", "detail": paused, "study": _study_brief(first)})
+        return Response(
+            {
+                "state": "done",
+                "study": _study_brief(first),
+                "summary": selectors.annotator_summary(study=first, user=request.user),
+            }
+        )
+
+
+def _study_brief(study) -> dict:
+    return {"name": study.name, "description": study.description}
 
 
 class ComparisonSubmitApi(AnnotatorApi):
@@ -79,11 +121,8 @@ class ComparisonSubmitApi(AnnotatorApi):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         vote = services.comparison_submit(annotator=request.user, **data.validated_data)
-        comparison = vote.comparison
-        progress = {"done": vote.done, "quota": comparison.study.quota_per_annotator}
-        return Response(
-            {"stored": True, "counted": comparison.counted, "outcome": comparison.outcome, "progress": progress}
-        )
+        # Progress arrives with the next item (its "k of N"), which the screen asks for at once.
+        return Response({"stored": True, "counted": vote.comparison.counted, "outcome": vote.comparison.outcome})
 
 
 class LeaseSkipApi(AnnotatorApi):
@@ -103,23 +142,30 @@ class LeaseSkipApi(AnnotatorApi):
 
 
 class ComparisonUndoApi(AnnotatorApi):
-    @extend_schema(request=None, responses={200: dict})
+    @extend_schema(request=ItemNextApi.InputSerializer, responses={200: dict})
     def post(self, request):
         study = self.study(request)
-        if study is None:
-            raise Conflict("You are not assigned to a study yet.")
         lease = services.comparison_undo(study=study, annotator=request.user)
         done = selectors.annotator_progress(study=study, user=request.user)["done"]
-        return Response({"state": "item", "item": selectors.lease_payload(lease=lease, done=done)})
+        payload = selectors.lease_payload(lease=lease, done=done)
+        return Response({"state": "item", "item": payload, "previous": selectors.lease_previous_vote(lease=lease)})
 
 
 class SessionSummaryApi(AnnotatorApi):
+    @extend_schema(
+        parameters=[OpenApiParameter("study", str, description="omitted: the annotator's first study")],
+        responses={200: dict},
+    )
+    def get(self, request):
+        return Response(selectors.annotator_summary(study=self.study(request), user=request.user))
+
+
+class AnnotatorStudiesApi(AnnotatorApi):
+    """The annotator's studies with their progress in each (names only: studies are not blinded, configurations are)."""
+
     @extend_schema(responses={200: dict})
     def get(self, request):
-        study = self.study(request)
-        if study is None:
-            raise NotFound("You are not assigned to a study yet.")
-        return Response(selectors.annotator_summary(study=study, user=request.user))
+        return Response({"studies": selectors.annotator_study_list(user=request.user)})
 
 
 # --- coordinators -------------------------------------------------------------------------------

@@ -27,17 +27,28 @@ def figure_sample(task_ids: Iterable[str], size: int, *, seed: int) -> list[str]
     return sorted(sorted(set(task_ids), key=lambda t: seeded_rank(seed, "sample", t))[:size])
 
 
+# The serving order, as the fields a pair (or a pair's item) is sorted by; the engine hands these same names to the
+# database (services/engine.py), so the order below is the order that runs.
+# Pairs: their need (counted votes plus fresh items out; the target is the same for every pair, so the least covered
+# pair is the one furthest below it, and past the target the least covered still comes first), then a seeded rank.
+PAIR_ORDER: tuple[str, ...] = ("need", "rank")
+# A pair's items: the figure with the fewest live leases in the study first, then the pair's seeded order of figures.
+FIGURE_ORDER: tuple[str, ...] = ("uses", "rank")
+
+
 def pairs_by_need(pairs: Sequence[Pair], counts: Mapping[Pair, int], *, target: int, seed: int) -> list[Pair]:
-    """Pairs furthest below their target first (largest deficit); seeded order among equals.
+    """Pairs furthest below their target first (largest deficit); seeded order among equals (PAIR_ORDER).
 
     Pairs at or above target follow, least covered first, so a study past its targets keeps spreading.
     """
-    return sorted(pairs, key=lambda p: (counts.get(p, 0) - target, seeded_rank(seed, "pair", p)))
+    keys = {p: {"need": counts.get(p, 0) - target, "rank": seeded_rank(seed, "pair", p)} for p in pairs}
+    return sorted(pairs, key=lambda p: tuple(keys[p][name] for name in PAIR_ORDER))
 
 
 def figures_by_use(candidates: Iterable[int], uses: Mapping[int, int], *, seed: int, pair: Pair) -> list[int]:
-    """Candidate figures, fewest uses in the study first; ties broken by a seeded order per pair."""
-    return sorted(candidates, key=lambda f: (uses.get(f, 0), seeded_rank(seed, "figure", pair, f)))
+    """Candidate figures, fewest uses in the study first; ties broken by a seeded order per pair (FIGURE_ORDER)."""
+    keys = {f: {"uses": uses.get(f, 0), "rank": seeded_rank(seed, "figure", pair, f)} for f in candidates}
+    return sorted(keys, key=lambda f: tuple(keys[f][name] for name in FIGURE_ORDER))
 
 
 @dataclass(frozen=True)

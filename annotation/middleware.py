@@ -12,7 +12,17 @@ logger = logging.getLogger("annotation")
 
 # The annotator's screen and the API it calls (annotation/urls.py names); the api-* ones answer in JSON.
 ANNOTATOR_VIEWS = frozenset(
-    {"annotate", "lease-image", "api-next", "api-submit", "api-skip", "api-undo", "api-summary"}
+    {
+        "annotate",
+        "annotate-study",
+        "lease-image",
+        "api-next",
+        "api-submit",
+        "api-skip",
+        "api-undo",
+        "api-summary",
+        "api-studies",
+    }
 )
 FAILED = INTERNAL_ERROR
 

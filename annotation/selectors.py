@@ -18,6 +18,7 @@ from django.db.models import (
     ExpressionWrapper,
     F,
     Func,
+    Max,
     OuterRef,
     Q,
     QuerySet,
@@ -128,8 +129,9 @@ def _set_fingerprint(through, key, name: str) -> dict:
 
 def _pool_signature() -> dict:
     """What a study's assignment pool is built from, as annotations over the study row: the seed, its configurations
-    (ids, and each id with its position: moving configurations changes the pairs' x / y order), its figures (ids)
-    and the newest artifact. Cheap: index reads over the study's link tables."""
+    (ids, and each id with its position: moving configurations changes the pairs' x / y order), its figures (ids),
+    whether it shows gate-failed artifacts, and the artifacts' state (newest id, how many have a final verdict, how
+    many pass). Cheap: index reads over the study's link tables and two counts over the artifacts."""
     configurations, figures = Study.configurations.through, Study.figures.through
     placed = ExpressionWrapper(
         Mod(F("configuration_id"), Value(SIGNATURE_PRIME)) * Value(1000003) + F("configuration__position"),
@@ -140,7 +142,8 @@ def _pool_signature() -> dict:
         **_set_fingerprint(configurations, F("configuration_id"), "configurations"),
         **_set_fingerprint(configurations, placed, "placed"),
         **_set_fingerprint(figures, F("figure_id"), "figures"),
-        "sig_artifact": agent_selectors.artifact_newest_id_expression(),
+        "sig_include_gate_failed": F("include_gate_failed"),
+        **agent_selectors.artifact_state_expressions(),
     }
 
 
@@ -175,15 +178,59 @@ def study_state(*, study_id: int) -> StudyState:
     return _state(_with_state(Study.objects.all()).get(pk=study_id))
 
 
-def study_for_annotator(*, user) -> StudyState | None:
-    """The first active study the annotator is assigned to (then paused ones, so they see why), with its state, so
-    that the engine need not read it again."""
-    studies = _with_state(Study.objects.filter(annotators=user).exclude(status=Study.Status.CLOSED))
-    found = (
-        studies.filter(status=Study.Status.ACTIVE).order_by("created_at").first()
-        or studies.order_by("created_at").first()
-    )
+def _annotator_studies(user) -> QuerySet[Study]:
+    return Study.objects.filter(annotators=user).exclude(status=Study.Status.CLOSED)
+
+
+def study_for_annotator(*, user, name: str | None = None) -> StudyState | None:
+    """The study the annotator works in, with its state, so that the engine need not read it again: the one named
+    (None when they are not assigned to it or it is closed); unnamed, the first active study (then paused ones, so
+    they see why) -- callers serving several studies use `studies_for_annotator`."""
+    studies = _with_state(_annotator_studies(user))
+    if name is not None:
+        found = studies.filter(name=name).first()
+    else:
+        found = (
+            studies.filter(status=Study.Status.ACTIVE).order_by("created_at").first()
+            or studies.order_by("created_at").first()
+        )
     return _state(found) if found is not None else None
+
+
+def studies_for_annotator(*, user) -> list[StudyState]:
+    """Every study the annotator may work in, in the order they are offered: active ones first, least done (relative
+    to the quota) first, so that no study starves behind an older one; then paused ones."""
+    states = [_state(s) for s in _with_state(_annotator_studies(user))]
+    done = dict(
+        Comparison.objects.filter(
+            study__in=[s.study for s in states], annotator=user, superseded=False, withdrawn=False, lease__isnull=False
+        )
+        .values_list("study_id")
+        .annotate(n=Count("id"))
+    )
+    for state in states:
+        state.study.annotator_done = done.get(state.study.pk, 0)
+
+    def order(state: StudyState):
+        study = state.study
+        share = study.annotator_done / study.quota_per_annotator if study.quota_per_annotator else 1.0
+        return (study.status != Study.Status.ACTIVE, share >= 1.0, share, study.created_at, study.name)
+
+    return sorted(states, key=order)
+
+
+def annotator_study_list(*, user) -> list[dict]:
+    """The annotator's 'my studies' list: name, description, status and their progress in each."""
+    return [
+        {
+            "name": s.study.name,
+            "description": s.study.description,
+            "status": s.study.status,
+            "done": s.study.annotator_done,
+            "quota": s.study.quota_per_annotator,
+        }
+        for s in studies_for_annotator(user=user)
+    ]
 
 
 def lease_owned(*, token: str, user) -> Lease | None:
@@ -216,6 +263,7 @@ def lease_payload(*, lease: Lease, done: int) -> dict:
     progress = {"done": done, "quota": study.quota_per_annotator}
     return {
         "token": lease.token,
+        "study": {"name": study.name, "description": study.description},
         "images": {
             side: reverse("annotation:lease-image", kwargs={"token": lease.token, "side": side}) for side in IMAGE_SIDES
         },
@@ -229,9 +277,58 @@ def lease_payload(*, lease: Lease, done: int) -> dict:
     }
 
 
-def _placeholder_png(text: str) -> bytes:
-    image = Image.new("RGB", (800, 450), (236, 238, 241))
-    ImageDraw.Draw(image).text((24, 24), text, fill=(60, 60, 60))
+def lease_previous_vote(*, lease: Lease) -> dict | None:
+    """The choice and reason the annotator gave on this lease before withdrawing it (undo), to put back on screen;
+    the lease keeps its sides, so 'a' is still the slide shown as A."""
+    withdrawn = (
+        Comparison.objects.filter(lease=lease, withdrawn=True)
+        .order_by("-created_at", "-pk")
+        .values("outcome", "reason")
+    ).first()
+    return dict(withdrawn) if withdrawn else None
+
+
+# What the annotator reads in place of a slide that has no rendering, by gate reason (never the file's name or detail).
+PLACEHOLDER_TEXT = {
+    "missing": ("No slide", "The agent produced no deck for this figure (the file is missing)."),
+    "not_a_zip": ("No slide", "The deck failed: the file is not a PowerPoint file."),
+    "corrupt": ("No slide", "The deck failed: the file is corrupt and cannot be opened."),
+    "no_slides": ("No slide", "The deck failed: it has no slide."),
+    "multiple_slides": ("No slide", "The deck failed: it has more than one slide."),
+    "too_large": ("No slide", "The deck failed: the file is too large to open safely."),
+    "audit_timeout": ("No slide", "The deck failed: reading it took too long."),
+    "render_failed": ("No rendering", "The deck opened but could not be rendered to an image."),
+    "render_timeout": ("No rendering", "The deck opened but rendering it took too long."),
+}
+PLACEHOLDER_DEFAULT = ("No rendering", "This slide has no rendering yet.")
+PLACEHOLDER_SIZE = (1600, 900)  # a 16:9 slide, so the placeholder frames like the slides beside it
+
+
+def _placeholder_font(size: int):
+    from PIL import ImageFont
+
+    try:
+        return ImageFont.truetype("DejaVuSans.ttf", size)
+    except OSError:
+        return ImageFont.load_default(size=size)
+
+
+def _placeholder_png(title: str, text: str) -> bytes:
+    image = Image.new("RGB", PLACEHOLDER_SIZE, (236, 238, 241))
+    draw = ImageDraw.Draw(image)
+    width, height = PLACEHOLDER_SIZE
+    draw.rectangle((12, 12, width - 13, height - 13), outline=(150, 156, 164), width=6)
+    big, small = _placeholder_font(110), _placeholder_font(52)
+    draw.text((width / 2, height / 2 - 70), title, fill=(40, 44, 52), font=big, anchor="mm")
+    words, lines = text.split(), [""]
+    for word in words:  # wrap to the width
+        trial = f"{lines[-1]} {word}".strip()
+        if draw.textlength(trial, font=small) > width - 200 and lines[-1]:
+            lines.append(word)
+        else:
+            lines[-1] = trial
+    for i, line in enumerate(lines):
+        draw.text((width / 2, height / 2 + 60 + i * 68), line, fill=(60, 64, 72), font=small, anchor="mm")
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     return buffer.getvalue()
@@ -255,9 +352,10 @@ def lease_image(*, lease: Lease, side: str) -> bytes:
         name = item.figure.image.name
     else:
         a, b = (item.artifact_x, item.artifact_y) if lease.left_is_x else (item.artifact_y, item.artifact_x)
-        name = (a if side == "a" else b).render_png.name
+        artifact = a if side == "a" else b
+        name = artifact.render_png.name
         if not name:
-            return _placeholder_png("No rendering: this deck could not be opened or rendered.")
+            return _placeholder_png(*PLACEHOLDER_TEXT.get(artifact.gate_reason, PLACEHOLDER_DEFAULT))
     key = "annotation:png:" + hashlib.sha256(name.encode()).hexdigest()
     data = cache.get(key)
     if data is None:
@@ -298,6 +396,14 @@ def audit_digest(summary: dict | None) -> str:
 def _pair_kinds(slugs: list[str]) -> dict[frozenset, str]:
     pairs = agent_selectors.configuration_pairs_frame(slugs=slugs)
     return {frozenset((r.config_x, r.config_y)): r.kind for r in pairs.itertuples()}
+
+
+def votes_signature(*, study: str | None = None) -> tuple[str, int, int]:
+    """(study name, counted current votes, newest vote id): changes whenever the votes behind the Elo do, so analyses
+    can be cached by it."""
+    resolved = study_resolve(study=study)
+    agg = _current(resolved).filter(counted=True).aggregate(n=Count("pk"), newest=Coalesce(Max("pk"), Value(0)))
+    return resolved.name, int(agg["n"]), int(agg["newest"])
 
 
 def comparisons_frame(*, study: str | None = None) -> pd.DataFrame:
@@ -378,6 +484,12 @@ def _pair_counts(study: Study) -> dict[tuple[int, int], int]:
     return {(x, y): n for x, y, n in rows}
 
 
+def sparse_threshold(study: Study) -> int:
+    """A pair is sparse below the protocol's threshold, or below the study's own target when that is smaller (a
+    pilot aiming at 6 votes per pair is not sparse at 6)."""
+    return min(SPARSE_PAIR_THRESHOLD, pair_target(study))
+
+
 def coverage_frame(*, study: str | None = None) -> pd.DataFrame:
     """The `coverage` table: counted current comparisons per configuration pair against the target."""
     resolved = study_resolve(study=study)
@@ -395,7 +507,7 @@ def coverage_frame(*, study: str | None = None) -> pd.DataFrame:
                     n,
                     pair_target(resolved),
                     kinds.get(frozenset((x.slug, y.slug)), "across"),
-                    n < SPARSE_PAIR_THRESHOLD,
+                    n < sparse_threshold(resolved),
                 )
             )
     return pd.DataFrame(rows, columns=COVERAGE_COLUMNS)
@@ -411,6 +523,7 @@ def study_dashboard(*, study: Study) -> dict:
     configurations = study_configurations(study)
     counts = _pair_counts(study)
     target = pair_target(study)
+    sparse = sparse_threshold(study)
     matrix = []
     for i, x in enumerate(configurations):
         cells = []
@@ -420,7 +533,7 @@ def study_dashboard(*, study: Study) -> dict:
                 continue
             # Both orientations, as coverage_frame counts them (items keep the order of the day they were built).
             n = counts.get((x.pk, y.pk), 0) + counts.get((y.pk, x.pk), 0)
-            cells.append({"n": n, "sparse": n < SPARSE_PAIR_THRESHOLD, "colour": _heat(n, target), "y": y.slug})
+            cells.append({"n": n, "sparse": n < sparse, "colour": _heat(n, target), "y": y.slug})
         matrix.append({"configuration": x, "cells": cells})
     pairs = len(configurations) * (len(configurations) - 1) // 2
 
@@ -511,7 +624,7 @@ def study_dashboard(*, study: Study) -> dict:
         "target": target,
         "pairs_at_target": sum(1 for row in matrix for c in row["cells"] if c and c["n"] >= target),
         "sparse_pairs": sum(1 for row in matrix for c in row["cells"] if c and c["sparse"]),
-        "sparse_threshold": SPARSE_PAIR_THRESHOLD,
+        "sparse_threshold": sparse,
         "votes": total_votes,
         "figures_covered": covered,
         "figures_total": figures_total,

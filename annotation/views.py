@@ -24,15 +24,32 @@ from .models import Lease, Study
 
 
 class AnnotateView(RoleRequiredMixin, TemplateView):
-    """The comparison screen. Everything item-specific arrives through the annotator API."""
+    """The comparison screen for one study (/annotate/<name>/), or at /annotate/ the annotator's studies when they
+    have several (the screen itself when they have one). Everything item-specific arrives through the annotator API."""
 
     roles = (ANNOTATOR,)
     template_name = "annotation/annotate.html"
 
-    def get(self, request, *args, **kwargs):
+    def get_template_names(self):
+        return ["annotation/my_studies.html" if self.study is None and len(self.studies) > 1 else self.template_name]
+
+    def get(self, request, *args, name: str | None = None, **kwargs):
+        self.studies = selectors.annotator_study_list(user=request.user)
+        if name is None:
+            self.study = self.studies[0] if len(self.studies) == 1 else None
+        else:
+            self.study = next((s for s in self.studies if s["name"] == name), None)
+            if self.study is None:
+                raise Http404("You are not assigned to this study.")
         response = super().get(request, *args, **kwargs)
         response["Cache-Control"] = "private, no-store"
         return response
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        others = [s for s in self.studies if self.study is None or s["name"] != self.study["name"]]
+        context.update(study=self.study, studies=self.studies, other_studies=others)
+        return context
 
 
 class LeaseImageView(RoleRequiredMixin, View):
@@ -51,6 +68,7 @@ class LeaseImageView(RoleRequiredMixin, View):
         return response
 
 
+STUDY_NAME_RULE = "A study name uses letters, digits, hyphens and underscores only (no spaces), e.g. pilot-2."
 ALLOCATION_SETTINGS = ("allocation", "adaptive_floor", "stop_when_flip_below")
 
 
@@ -79,6 +97,7 @@ class StudyForm(forms.ModelForm):
         model = Study
         fields = ("name", "configurations", *services.STUDY_SETTINGS, "figure_fields", "figures", "figure_sample")
         widgets = {"description": forms.Textarea(attrs={"rows": 2})}
+        error_messages = {"name": {"invalid": STUDY_NAME_RULE}}
 
     def validate_unique(self):
         """Uniqueness is the service's to check, with a message naming the study."""
@@ -203,7 +222,7 @@ class StudyDashboardView(RoleRequiredMixin, TemplateView):
         elif action == "annotators":
             ids = [int(pk) for pk in request.POST.getlist("annotators") if pk.isdigit()]
             services.study_annotators_set(study=study, users=annotator_users().filter(pk__in=ids))
-            messages.success(request, f"{len(ids)} annotators assigned.")
+            messages.success(request, f"{len(ids)} annotator{'' if len(ids) == 1 else 's'} assigned.")
         elif action == "invite":
             form = InviteForm(request.POST)
             if not form.is_valid():

@@ -57,6 +57,7 @@ _CHOIX_TOL = 1e-12
 _CHOIX_MAX_ITER = 100_000
 _NEWTON_MAX_ITER = 200
 _NEWTON_TOL = 1e-11
+_NEWTON_RIDGE = 1e-12
 
 
 @dataclass(frozen=True)
@@ -322,7 +323,9 @@ def _batched_fit(w: np.ndarray, alpha: np.ndarray, start: np.ndarray | None = No
         prior = (a * k * k)[:, None, None] * (
             p[:, :, None] * np.where(eye, 1.0, 0.0)[None] - p[:, :, None] * p[:, None, :]
         )
-        step = np.linalg.solve(lap + prior + ones[None], grad[:, :, None])[:, :, 0]
+        # A vanishing ridge keeps the system solvable when far-apart ratings underflow σ·(1−σ) and p to zero (a
+        # bootstrap replicate of very few votes); it only damps the step, the fixed point (grad = 0) is unchanged.
+        step = np.linalg.solve(lap + prior + ones[None] + _NEWTON_RIDGE * np.eye(k)[None], grad[:, :, None])[:, :, 0]
         # Backtracking: halve the step of any replicate whose objective would drop.
         t = np.ones(idx.size)
         f0 = f_old[idx]

@@ -49,7 +49,9 @@ def elo_plot(elo: pd.DataFrame, configurations: pd.DataFrame, fmt: str = "png") 
     for w_index, workflow in enumerate(workflows):
         part = frame[frame["workflow"].fillna("") == workflow].set_index("group").reindex(order)
         x = np.arange(len(order)) + (w_index - (len(workflows) - 1) / 2) * width
-        err = np.vstack([part["elo"] - part["ci_low"], part["ci_high"] - part["elo"]])
+        # A regularised point fit can sit outside its bootstrap interval (few votes): draw the interval, not a
+        # negative bar (matplotlib refuses those).
+        err = np.clip(np.vstack([part["elo"] - part["ci_low"], part["ci_high"] - part["elo"]]), 0, None)
         axis.errorbar(
             x, part["elo"], yerr=err, fmt="o", capsize=4, color=colours[w_index % len(colours)], label=workflow or "—"
         )
@@ -206,6 +208,32 @@ def study_plan_plot(summary: pd.DataFrame, swaps: pd.DataFrame, fmt: str = "png"
     return _encode(figure, fmt)
 
 
-def empty_plot(message: str, fmt: str = "png") -> bytes:
-    """A plot-sized message (e.g. why there is nothing to draw)."""
+def message_plot(message: str, fmt: str = "png") -> bytes:
+    """A plot that says why there is nothing to draw (no votes yet, no judge scores yet)."""
     return _empty(message, fmt)
+
+
+def coverage_plot(coverage: pd.DataFrame, fmt: str = "png") -> bytes:
+    """Counted comparisons per configuration pair (the `coverage` table) as a heatmap, cells annotated `n`, coloured
+    by the share of the study's target per pair."""
+    if coverage.empty:
+        return _empty("No configuration pairs in this study", fmt)
+    names = list(dict.fromkeys([*coverage["config_x"], *coverage["config_y"]]))
+    index = {name: i for i, name in enumerate(names)}
+    k = len(names)
+    counts = np.full((k, k), np.nan)
+    for row in coverage.itertuples():
+        i, j = index[row.config_x], index[row.config_y]
+        counts[i, j] = counts[j, i] = row.n
+    target = float(coverage["target"].iloc[0]) or 1.0
+    figure, axis = plt.subplots(figsize=(max(4.5, 0.7 * k + 2), max(3.5, 0.6 * k + 1.5)))
+    image = axis.imshow(np.minimum(counts / target, 1.0), cmap="YlGn", vmin=0, vmax=1)
+    for i in range(k):
+        for j in range(k):
+            if i != j:
+                axis.text(j, i, f"{int(counts[i, j])}", ha="center", va="center", fontsize=8)
+    axis.set_xticks(range(k), names, rotation=40, ha="right", fontsize=8)
+    axis.set_yticks(range(k), names, fontsize=8)
+    figure.colorbar(image, ax=axis, label=f"share of target ({int(target)} per pair)")
+    axis.set_title("Coverage: counted comparisons per pair")
+    return _encode(figure, fmt)

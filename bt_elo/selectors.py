@@ -5,8 +5,14 @@ The only place that reads both annotation and scoring (DESIGN: bt_elo joins them
 
 from __future__ import annotations
 
+import hashlib
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
 import numpy as np
 import pandas as pd
+from django.core.cache import cache
 from scipy import stats as sps
 
 from annotation import selectors as annotation_selectors
@@ -70,6 +76,92 @@ def elo_bootstrap(
     return comparisons, configurations, result
 
 
+@dataclass(frozen=True)
+class StudyElo:
+    """The one Elo computation of a study (protocol resamples and seed) behind the elo table, the results pages and
+    the live leaderboard: the same votes give the same numbers everywhere."""
+
+    study: str
+    votes: int
+    newest_vote: int
+    computed_at: float
+    comparisons: pd.DataFrame
+    configurations: list[str]
+    result: object  # bradley_terry.BootstrapElo, or None without votes
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        return self.study, self.votes, self.newest_vote
+
+
+STUDY_ELO_CACHE_SECONDS = 24 * 3600
+
+
+def _study_elo_key(signature: tuple[str, int, int]) -> str:
+    name, votes, newest = signature
+    return f"bt_elo:study_elo:v1:{hashlib.sha256(name.encode()).hexdigest()[:16]}:{votes}:{newest}"
+
+
+def study_elo(*, study: str | None = None, cached_only: bool = False) -> StudyElo | None:
+    """`elo_bootstrap` for the study, cached per (study, counted votes, newest vote id): any new, withdrawn or
+    superseded vote changes the key, so a cached result is never stale. `cached_only`: None rather than compute."""
+    signature = annotation_selectors.votes_signature(study=study)
+    key = _study_elo_key(signature)
+    found = cache.get(key)
+    if found is None and not cached_only:
+        comparisons, configurations, result = elo_bootstrap(study=signature[0])
+        found = StudyElo(*signature, time.time(), comparisons, configurations, result)
+        cache.set(key, found, STUDY_ELO_CACHE_SECONDS)
+    return found
+
+
+# Below this many counted votes for any configuration, or with a comparison graph that is not strongly connected,
+# the leaderboard says the ranking is not yet meaningful instead of showing the (regularised, extreme) numbers.
+LEADERBOARD_MIN_VOTES_PER_CONFIGURATION = 5
+
+
+def leaderboard(elo: StudyElo) -> dict:
+    """The live leaderboard from the study's one Elo computation: the elo table's numbers, 'as of' when they were
+    computed, with the votes behind them, and whether they can be read as a ranking yet."""
+    payload = {
+        "study": elo.study,
+        "votes": elo.votes,
+        "as_of": datetime.fromtimestamp(elo.computed_at, tz=UTC).isoformat(timespec="seconds"),
+        "rows": [],
+    }
+    if elo.result is None:
+        return {**payload, "status": "insufficient", "detail": "No counted votes yet."}
+    result = elo.result
+    record = bradley_terry.record_table(elo.comparisons, elo.configurations).set_index("configuration")
+    rows = []
+    for i, configuration in enumerate(result.ratings.configurations):
+        rows.append(
+            {
+                "configuration": configuration,
+                "elo": float(result.ratings.elo[i]),
+                "ci_low": float(result.ci_low[i]),
+                "ci_high": float(result.ci_high[i]),
+                "n": int(record.loc[configuration, "n"]),
+            }
+        )
+    rows.sort(key=lambda r: -r["elo"])
+    payload["rows"] = rows
+    sparse = [r["configuration"] for r in rows if r["n"] < LEADERBOARD_MIN_VOTES_PER_CONFIGURATION]
+    if sparse:
+        detail = (
+            f"Too few votes to rank: {len(sparse)} of {len(rows)} configurations have fewer than "
+            f"{LEADERBOARD_MIN_VOTES_PER_CONFIGURATION} counted votes."
+        )
+        return {**payload, "status": "insufficient", "detail": detail}
+    if not result.ratings.diagnostics.connected:
+        detail = (
+            "Not rankable yet: the comparison graph is not connected (some configurations never lost or never won "
+            "against the others), so their Elo would be arbitrary."
+        )
+        return {**payload, "status": "insufficient", "detail": detail}
+    return {**payload, "status": "ok"}
+
+
 def automated_means(*, judge: str | None = None) -> pd.DataFrame:
     """Configuration means per (judge, run) and over runs, from the config-scores table."""
     table = scoring_stats.config_scores(scoring_selectors.scores_frame(judge=judge), resamples=1)
@@ -78,7 +170,8 @@ def automated_means(*, judge: str | None = None) -> pd.DataFrame:
 
 def elo_table(*, study: str | None = None, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
     """Table 16: Elo with 95 % cluster-bootstrap CI and the vote record, plus r / ρ to automated means."""
-    comparisons, configurations, result = elo_bootstrap(study=study)
+    elo = study_elo(study=study)
+    comparisons, configurations, result = elo.comparisons, elo.configurations, elo.result
     if result is None:
         return pd.DataFrame([], columns=ELO_COLUMNS)
     record = bradley_terry.record_table(comparisons, configurations).set_index("configuration")
@@ -108,7 +201,7 @@ def elo_table(*, study: str | None = None, judge: str | None = None, run: str | 
 
 
 def rank_probability_table(*, study: str | None = None) -> pd.DataFrame:
-    _, _, result = elo_bootstrap(study=study)
+    result = study_elo(study=study).result
     if result is None:
         return pd.DataFrame([], columns=["configuration"])
     k = len(result.ratings.configurations)

@@ -1,36 +1,22 @@
-"""Writes of bt_elo: the cached live leaderboard."""
+"""Writes of bt_elo: the cached Elo behind the live leaderboard."""
 
 from __future__ import annotations
-
-import time
 
 from django.core.cache import cache
 
 from . import selectors
 
-LEADERBOARD_TTL_SECONDS = 24 * 3600
-LEADERBOARD_STALE_SECONDS = 60
+# A refresh asked for while one is queued or running is not queued again (the lock lapses after this long).
+LEADERBOARD_REFRESH_LOCK_SECONDS = 300
 
 
-def leaderboard_key(study: str | None) -> str:
-    return f"bt_elo:leaderboard:{study or '__only__'}"
+def leaderboard_refresh_claim(*, study: str) -> bool:
+    """True for the one caller that should queue a refresh of the study's Elo; False while another is pending."""
+    return cache.add(f"bt_elo:leaderboard-refresh:{study}", 1, LEADERBOARD_REFRESH_LOCK_SECONDS)
 
 
 def leaderboard_refresh(*, study: str | None) -> dict:
-    table = selectors.elo_table(study=study).sort_values("elo", ascending=False)
-    payload = {
-        "computed_at": time.time(),
-        "rows": [
-            {
-                "configuration": r.configuration,
-                "elo": round(float(r.elo), 1),
-                "ci_low": round(float(r.ci_low), 1),
-                "ci_high": round(float(r.ci_high), 1),
-                "n": int(r.n),
-            }
-            for r in table.itertuples()
-        ],
-        "regularisation": table["regularisation"].iloc[0] if len(table) else "none",
-    }
-    cache.set(leaderboard_key(study), payload, LEADERBOARD_TTL_SECONDS)
-    return payload
+    """Compute (or find) the study's Elo for its current votes; the leaderboard payload."""
+    elo = selectors.study_elo(study=study)
+    cache.delete(f"bt_elo:leaderboard-refresh:{elo.study}")
+    return selectors.leaderboard(elo)

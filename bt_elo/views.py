@@ -1,13 +1,12 @@
-import time
 from urllib.parse import urlencode
 
-from django.core.cache import cache
 from django.http import Http404, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.utils.html import format_html
 from django.views.generic import TemplateView, View
 
 from agents import selectors as agent_selectors
+from annotation import selectors as annotation_selectors
 from core.errors import AppError
 from core.permissions import RoleRequiredMixin
 from core.roles import COORDINATOR, RESEARCHER
@@ -26,8 +25,12 @@ AUTOMATED_TABLES = (
     "judge-families",
     "judge-run-status",
     "pptbench-leaderboard",
+    "pptbench-stability",
+    "pptbench-stability-pairs",
+    "score-stability",
+    "score-stability-pairs",
 )
-ELO_TABLES = ("elo", "rank-probabilities", "win-rates", "coverage")
+ELO_TABLES = ("elo", "rank-probabilities", "win-rates", "coverage", "elo-stability", "elo-adjacent")
 AGREEMENT_TABLES = (
     "agreement-margin",
     "agreement-3class",
@@ -38,15 +41,43 @@ AGREEMENT_TABLES = (
 )
 
 
+# Which plot draws which table, on the pages and at /results/plot/<name>.<fmt>.
+PLOT_OF_TABLE = {
+    "config-scores": "scores",
+    "paired-effects": "paired-effects",
+    "judge-runs": "judge-runs",
+    "elo": "elo",
+    "coverage": "coverage",
+    "agreement-margin": "agreement",
+}
+PLOTS_NEEDING_STUDY = ("elo", "coverage", "agreement")
+
+
+def study_choice(request) -> tuple[str | None, list[str]]:
+    """The study the results are about: ?study= when it names one, the only study when there is one, else None (the
+    page asks). With every study's name for the picker."""
+    names = list(annotation_selectors.study_list().values_list("name", flat=True))
+    chosen = request.GET.get("study") or None
+    if chosen not in names:
+        chosen = names[0] if len(names) == 1 else None
+    return chosen, names
+
+
 def _params(request) -> dict:
-    return {k: request.GET.get(k) or None for k in ("study", "judge", "run")}
+    params = {k: request.GET.get(k) or None for k in ("judge", "run")}
+    params["study"] = study_choice(request)[0]
+    return params
 
 
-def _table_blocks(names, params, plots_for=None) -> list[dict]:
+def _table_blocks(names, params) -> list[dict]:
     blocks = []
     query = urlencode({k: v for k, v in params.items() if v})
     for name in names:
         if name not in TABLES:
+            continue
+        needs_study = "study" in TABLES[name].parameters and name not in AUTOMATED_TABLES
+        if needs_study and not params.get("study"):
+            blocks.append({"name": name, "title": TABLES[name].title, "html": "", "query": query, "needs_study": True})
             continue
         try:
             frame = table_frame(name, **params)
@@ -54,57 +85,69 @@ def _table_blocks(names, params, plots_for=None) -> list[dict]:
         except AppError as error:  # no study yet, no judge scores yet: say so in place of the table
             html = format_html("<p>{}</p>", str(error))
         block = {"name": name, "title": TABLES[name].title, "html": html, "query": query}
-        if plots_for and name in plots_for:
-            plot = reverse("bt_elo:plot", kwargs={"name": plots_for[name], "fmt": "png"})
-            block["plot"] = f"{plot}?{query}"
+        if name in PLOT_OF_TABLE:
+            plot = PLOT_OF_TABLE[name]
+            block["plot"] = {
+                fmt: reverse("bt_elo:plot", kwargs={"name": plot, "fmt": fmt}) + f"?{query}" for fmt in plots.FORMATS
+            }
         blocks.append(block)
     return blocks
 
 
-class ResultsView(RoleRequiredMixin, TemplateView):
+class ResultsPage(RoleRequiredMixin, TemplateView):
+    """A results page: tables of the chosen study (the picker is shared by every page), each with its downloads."""
+
     roles = (COORDINATOR, RESEARCHER)
     template_name = "results/tables.html"
+    heading = intro = ""
+    tables: tuple[str, ...] = ()
+    page = ""
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        context["heading"] = "Automated scores"
-        context["intro"] = (
-            "Final score s = g·min(Q, c); gate failures count 0 and stay in every mean; artifacts without a judge record are reported as missing. See also /results/elo and /results/agreement."
-        )
-        context["tables"] = _table_blocks(
-            AUTOMATED_TABLES,
-            _params(self.request),
-            {"config-scores": "scores", "paired-effects": "paired-effects", "judge-runs": "judge-runs"},
+        study, names = study_choice(self.request)
+        params = _params(self.request)
+        context.update(
+            heading=self.heading,
+            intro=self.intro,
+            page=self.page,
+            study=study,
+            study_names=names,
+            study_query=urlencode({"study": study}) if study else "",
+            tables=_table_blocks(self.tables, params),
         )
         return context
 
 
-class EloView(RoleRequiredMixin, TemplateView):
-    roles = (COORDINATOR, RESEARCHER)
-    template_name = "results/tables.html"
-
-    def get_context_data(self, **kwargs):
-        context = super().get_context_data(**kwargs)
-        context["heading"] = "Bradley–Terry Elo from blinded human comparisons"
-        context["intro"] = (
-            "Ties count half a win to each side; 95 % intervals from 2,000 cluster-bootstrap refits over source figures (seed 20260720)."
-        )
-        context["tables"] = _table_blocks(ELO_TABLES, _params(self.request), {"elo": "elo"})
-        return context
+class ResultsView(ResultsPage):
+    heading = "Automated scores"
+    intro = (
+        "Final score s = g·min(Q, c); gate failures count 0 and stay in every mean; artifacts without a judge record "
+        "are reported as missing. These tables cover every artifact of the corpus, whatever the study."
+    )
+    tables = AUTOMATED_TABLES
+    page = "results"
 
 
-class AgreementView(RoleRequiredMixin, TemplateView):
-    roles = (COORDINATOR, RESEARCHER)
-    template_name = "results/tables.html"
+class EloView(ResultsPage):
+    heading = "Bradley–Terry Elo from blinded human comparisons"
+    intro = (
+        "The chosen study's counted votes only (withdrawn and superseded votes excluded). Ties count half a win to "
+        "each side; 95 % intervals from 2,000 cluster-bootstrap refits over source figures (seed 20260720)."
+    )
+    tables = ELO_TABLES
+    page = "elo"
 
-    def get_context_data(self, **kwargs):
-        context = super().get_context_data(**kwargs)
-        context["heading"] = "Judge–human agreement"
-        context["intro"] = (
-            "Direction agreement on decisive votes; 95 % CIs from 5,000 cluster-bootstrap resamples over figures (seed 20260721). The dashed line is human–human agreement on overlap items."
-        )
-        context["tables"] = _table_blocks(AGREEMENT_TABLES, _params(self.request), {"agreement-margin": "agreement"})
-        return context
+
+class AgreementView(ResultsPage):
+    heading = "Judge–human agreement"
+    intro = (
+        "The chosen study's counted votes against every judge run. Direction agreement on decisive votes; 95 % CIs "
+        "from 5,000 cluster-bootstrap resamples over figures (seed 20260721). The dashed line is human–human "
+        "agreement on overlap items."
+    )
+    tables = AGREEMENT_TABLES
+    page = "agreement"
 
 
 def _human_baseline(study):
@@ -122,50 +165,64 @@ class PlotView(RoleRequiredMixin, View):
         if fmt not in plots.FORMATS:
             raise Http404("format")
         p = _params(request)
-        if name == "elo":
-            configurations = agent_selectors.configuration_frame().rename(columns={"slug": "configuration"})
-            body = plots.elo_plot(selectors.elo_table(study=p["study"]), configurations, fmt)
-        elif name == "agreement":
-            body = plots.agreement_plot(selectors.agreement_margin_table(**p), _human_baseline(p["study"]), fmt)
-        elif name == "scores":
-            body = plots.score_distribution_plot(scoring_selectors.scores_frame(judge=p["judge"]), fmt)
-        elif name == "judge-runs":
-            body = plots.judge_runs_plot(scoring_selectors.judge_runs_table(judge=p["judge"]), fmt)
-        elif name == "study-plan":
-            try:
-                plan = selectors.study_plan(**request.GET.dict())
-            except AppError as error:  # a hand-edited query: say what is wrong, in the image's place
-                return HttpResponse(plots.empty_plot(error.detail, fmt), content_type=plots.FORMATS[fmt], status=400)
-            body = plots.study_plan_plot(plan.summary, plan.swaps, fmt)
-        elif name == "paired-effects":
-            body = plots.paired_effects_plot(
-                scoring_selectors.paired_effects_table(judge=p["judge"], run=p["run"]), fmt
-            )
-        else:
-            raise Http404("unknown plot")
+        if name in PLOTS_NEEDING_STUDY and not p["study"]:
+            raise Http404("name a study with ?study=")
+        try:
+            body = self._study_plan(request, fmt) if name == "study-plan" else self.draw(name, p, fmt)
+        except AppError as error:
+            body = plots.message_plot(str(error), fmt)
         response = HttpResponse(body, content_type=plots.FORMATS[fmt])
         if request.GET.get("download"):
-            response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
+            suffix = f"-{p['study']}" if p["study"] and name in PLOTS_NEEDING_STUDY else ""
+            response["Content-Disposition"] = f'attachment; filename="{name}{suffix}.{fmt}"'
         return response
+
+    @staticmethod
+    def _study_plan(request, fmt: str) -> bytes:
+        plan = selectors.study_plan(**request.GET.dict())  # the planner's query (its bounds checked there)
+        return plots.study_plan_plot(plan.summary, plan.swaps, fmt)
+
+    @staticmethod
+    def draw(name: str, p: dict, fmt: str) -> bytes:
+        if name == "elo":
+            configurations = agent_selectors.configuration_frame().rename(columns={"slug": "configuration"})
+            return plots.elo_plot(selectors.elo_table(study=p["study"]), configurations, fmt)
+        if name == "coverage":
+            return plots.coverage_plot(annotation_selectors.coverage_frame(study=p["study"]), fmt)
+        if name == "agreement":
+            return plots.agreement_plot(selectors.agreement_margin_table(**p), _human_baseline(p["study"]), fmt)
+        if name == "scores":
+            return plots.score_distribution_plot(scoring_selectors.scores_frame(judge=p["judge"]), fmt)
+        if name == "judge-runs":
+            return plots.judge_runs_plot(scoring_selectors.judge_runs_table(judge=p["judge"]), fmt)
+        if name == "paired-effects":
+            return plots.paired_effects_plot(
+                scoring_selectors.paired_effects_table(judge=p["judge"], run=p["run"]), fmt
+            )
+        raise Http404("unknown plot")
 
 
 class LiveLeaderboardView(RoleRequiredMixin, View):
-    """Cached Elo for the coordinator dashboard; a stale or missing cache is refreshed on the analysis queue."""
+    """The coordinator dashboard's leaderboard: the study's one Elo computation (the elo table's numbers). When the
+    votes changed since it was last computed, one refresh is queued on the analysis queue (never two at once) and
+    the page polls until it lands."""
 
     roles = (COORDINATOR, RESEARCHER)
 
     def get(self, request):
         study = request.GET.get("study") or None
-        payload = cache.get(services.leaderboard_key(study))
-        if payload is None or time.time() - payload["computed_at"] > services.LEADERBOARD_STALE_SECONDS:
-            try:
-                tasks.leaderboard_refresh.delay(study)
-            except AppError as error:
-                return JsonResponse({"status": "unavailable", "detail": str(error), "rows": []})
-            payload = cache.get(services.leaderboard_key(study)) or payload
-        if payload is None:
+        try:
+            elo = selectors.study_elo(study=study, cached_only=True)
+            if elo is None:
+                signature = annotation_selectors.votes_signature(study=study)
+                if services.leaderboard_refresh_claim(study=signature[0]):
+                    tasks.leaderboard_refresh.delay(signature[0])
+                elo = selectors.study_elo(study=study, cached_only=True)
+        except AppError as error:
+            return JsonResponse({"status": "unavailable", "detail": str(error), "rows": []}, status=error.status)
+        if elo is None:
             return JsonResponse({"status": "computing", "rows": []})
-        return JsonResponse({"status": "ok", **payload})
+        return JsonResponse(selectors.leaderboard(elo))
 
 
 class StabilityPanelView(RoleRequiredMixin, View):

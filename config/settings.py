@@ -11,6 +11,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from corpus import protocol
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("REFIG_VAR_DIR", BASE_DIR / "var"))
 
@@ -56,6 +58,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's assets served by the app itself: /api/docs/ works offline
     "core",
     "corpus",
     "agents",
@@ -74,6 +77,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "annotation.middleware.AnnotatorErrorMiddleware",
+    "core.middleware.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -212,6 +216,9 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     # /api/schema/ and /api/docs/ list every endpoint and field: coordinators, researchers and staff only.
     "SERVE_PERMISSIONS": ["core.permissions.IsStaffResearcher"],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- security -------------------------------------------------------------------------------
@@ -238,8 +245,8 @@ LOGGING = {
 # --- domain settings --------------------------------------------------------------------------
 REFIG = {
     # Rendering: long edge of the side-by-side PNG and of the thumbnail, LibreOffice timeout.
-    "RENDER_LONG_EDGE": int(os.environ.get("REFIG_RENDER_LONG_EDGE", 1600)),
-    "THUMBNAIL_LONG_EDGE": 320,
+    "RENDER_LONG_EDGE": int(os.environ.get("REFIG_RENDER_LONG_EDGE", protocol.RENDER_LONG_EDGE)),
+    "THUMBNAIL_LONG_EDGE": protocol.THUMBNAIL_LONG_EDGE,
     "RENDER_TIMEOUT_SECONDS": float(os.environ.get("REFIG_RENDER_TIMEOUT", 60)),
     "SOFFICE_BINARY": os.environ.get("REFIG_SOFFICE", "soffice"),
     # Largest image the corpus importer decodes (pixels); the paper's biggest figure is 13.65 MP.

@@ -8,6 +8,8 @@ from . import views
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.health, name="health"),
+    # Browsers ask for /favicon.ico whatever the page links; answer with the site's icon, not a 404.
+    path("favicon.ico", views.favicon, name="favicon"),
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -1,6 +1,7 @@
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.templatetags.static import static
 
 from core.roles import ANNOTATOR, user_roles
 
@@ -15,3 +16,7 @@ def home(request):
 
 def health(request):
     return HttpResponse("ok", content_type="text/plain")
+
+
+def favicon(request):
+    return redirect(static("favicon.svg"), permanent=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -13,7 +14,14 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from .errors import INTERNAL_ERROR, AppError, Invalid
 from .permissions import IsStaffResearcher
-from .tables import render_table, table_frame
+from .tables import FORMATS, render_table, table_frame
+
+CONTENT_TYPES = {
+    "csv": "text/csv; charset=utf-8",
+    "json": "application/json",
+    "latex": "application/x-latex; charset=utf-8",
+}
+EXTENSIONS = {"csv": "csv", "json": "json", "latex": "tex"}
 
 logger = logging.getLogger("refig.api")
 
@@ -39,7 +47,7 @@ def exception_handler(exc, context) -> Response:
 
 
 class TableApi(APIView):
-    """Any registered table: ?format=csv|json, ?study=, ?judge=, ?run=."""
+    """Any registered table: ?format=csv|json|latex (as `manage.py export`), ?study=, ?judge=, ?run=."""
 
     permission_classes = [IsStaffResearcher]
 
@@ -53,13 +61,12 @@ class TableApi(APIView):
     )
     def get(self, request, name: str):
         fmt = request.query_params.get("format", "json")
-        if fmt not in ("csv", "json"):
-            raise Invalid("format must be csv or json")
+        if fmt not in FORMATS:
+            raise Invalid(f"format must be one of {', '.join(FORMATS)}")
         params = {k: request.query_params.get(k) for k in ("study", "judge", "run")}
         frame = table_frame(name, **params)
-        body = render_table(frame, fmt, name=name)
-        if fmt == "csv":
-            response = HttpResponse(body, content_type="text/csv; charset=utf-8")
-            response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
-            return response
-        return HttpResponse(body, content_type="application/json")
+        response = HttpResponse(render_table(frame, fmt, name=name), content_type=CONTENT_TYPES[fmt])
+        # A download, named for the table and its study, rather than text opened in the tab.
+        study = "-" + re.sub(r"[^A-Za-z0-9_.-]", "_", params["study"]) if params["study"] else ""
+        response["Content-Disposition"] = f'attachment; filename="{name}{study}.{EXTENSIONS[fmt]}"'
+        return response

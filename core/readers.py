@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -59,21 +60,32 @@ def _check_encoding(head: bytes) -> None:
     for bom, name in _WIDE_BOMS:
         if head.startswith(bom):
             raise FileRefused(f"the file is {name} text; save it as UTF-8")
-    if len(head) >= 4 and head[1:4:2] == b"\x00\x00" and head[0] and head[2]:
+    # ASCII text in UTF-16 has a zero in every other byte: after each character (little-endian) or before (big-endian).
+    if len(head) >= 4 and any(head[z:4:2] == b"\x00\x00" and head[1 - z] and head[3 - z] for z in (0, 1)):
         raise FileRefused("the file looks like UTF-16 text without a byte-order mark; save it as UTF-8")
 
 
 def _decode(raw: bytes) -> tuple[str, str]:
-    """(text, problem) of one physical line: problem names the first invalid byte or NUL and its column."""
+    """(text, problem) of one physical line: problem names the first invalid byte or NUL and its column. Invalid bytes
+    stay in the text as lone surrogates (surrogateescape), so a parser can tell which field holds them."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        return raw.decode(
-            "utf-8", errors="replace"
-        ), f"not UTF-8: byte 0x{raw[error.start]:02x} at column {error.start + 1}"
+        return (
+            raw.decode("utf-8", errors="surrogateescape"),
+            f"not UTF-8: byte 0x{raw[error.start]:02x} at column {error.start + 1}",
+        )
     if "\x00" in text:
         return text, f"contains a NUL character at column {text.index(chr(0)) + 1}"
     return text, ""
+
+
+_UNSTORABLE = re.compile("[\x00\udc80-\udcff]")  # a NUL, or an invalid byte kept by surrogateescape
+
+
+def _printable(name: str) -> str:
+    """A key as a report can print it (a lone surrogate cannot be written to a UTF-8 terminal or file)."""
+    return _UNSTORABLE.sub(_BAD, name)
 
 
 class _PhysicalLines:
@@ -125,42 +137,61 @@ class _PhysicalLines:
         if line is None:
             raise StopIteration
         _, text, problem = line
-        return text.replace("\x00", _BAD) if problem else text
+        return _UNSTORABLE.sub(_BAD, text) if problem else text
 
 
-def _finite_object(pairs: list[tuple[str, object]]) -> dict:
-    """json object hook: refuse duplicate keys and non-finite numbers (NaN, Infinity, 1e400), naming the key."""
-    record: dict = {}
-    for key, value in pairs:
-        if key in record:
-            raise RowError(key, "duplicate key")
-        if problem := _bad_value(value):
-            raise RowError(key, problem)
-        record[key] = value
-    return record
+class _Pairs(list):
+    """A JSON object as parsed, before it is checked: its (key, value) pairs in order, duplicates included."""
 
 
-def _bad_value(value) -> str:
-    """What no importer stores: a NUL character (PostgreSQL text cannot hold one) or a non-finite number."""
-    if isinstance(value, str) and "\x00" in value:
-        return "contains a NUL character"
-    if isinstance(value, float) and not math.isfinite(value):
-        return "not a finite number"
+# strict=False lets a raw control character inside a string through to the check, which names the field it is in.
+_DECODER = json.JSONDecoder(object_pairs_hook=_Pairs, strict=False)
+
+
+def _checked(value, path: str):
+    """The plain value of a parsed JSON value, refusing what no importer stores, naming the dotted path: duplicate keys,
+    non-finite numbers (NaN, Infinity, 1e400), NUL characters (PostgreSQL text cannot hold one), invalid UTF-8."""
+    if isinstance(value, _Pairs):
+        record: dict = {}
+        for key, item in value:
+            name = f"{path}.{key}" if path else key
+            if _UNSTORABLE.search(key):
+                raise RowError(_printable(name), _string_problem(key))
+            if key in record:
+                raise RowError(name, "duplicate key")
+            record[key] = _checked(item, name)
+        return record
     if isinstance(value, list):
-        return next((p for p in map(_bad_value, value) if p), "")
-    return ""
+        return [_checked(item, f"{path or '$'}[{index}]") for index, item in enumerate(value)]
+    if isinstance(value, str) and _UNSTORABLE.search(value):
+        raise RowError(_printable(path or "$"), _string_problem(value))
+    if isinstance(value, float) and not math.isfinite(value):
+        raise RowError(path or "$", "not a finite number")
+    return value
 
 
-def parse_json_object(text: str) -> dict:
-    """One JSON object; raises RowError naming the field (or `$` for the whole line)."""
+def _string_problem(text: str) -> str:
+    bad = _UNSTORABLE.search(text).group()
+    return "contains a NUL character" if bad == "\x00" else f"not UTF-8: byte 0x{ord(bad) - 0xDC00:02x}"
+
+
+def _parse_json_value(text: str, position: int = 0) -> tuple[object, int]:
+    """(checked value, end position) of the JSON value starting at `position`; RowError names the field."""
     try:
-        value = json.loads(text, object_pairs_hook=_finite_object)
+        value, end = _DECODER.raw_decode(text, position)
+        return _checked(value, ""), end
     except json.JSONDecodeError as error:
         raise RowError("$", f"malformed JSON ({error.msg} at column {error.colno})") from None
     except RecursionError:
         raise RowError("$", "JSON nested too deeply") from None
-    if isinstance(value, float) and not math.isfinite(value):
-        raise RowError("$", "not a finite number")
+
+
+def parse_json_object(text: str) -> dict:
+    """One JSON object and nothing else; raises RowError naming the field (or `$` for the whole line)."""
+    start = len(text) - len(text.lstrip())
+    value, end = _parse_json_value(text, start)
+    if rest := text[end:].strip():
+        raise RowError("$", f"malformed JSON (Extra data at column {text.index(rest, end) + 1})")
     if not isinstance(value, dict):
         raise RowError("$", f"expected a JSON object, got {type(value).__name__}")
     return value
@@ -173,15 +204,21 @@ def read_jsonl(path: Path) -> Iterator[SourceRow]:
         try:
             while (line := lines.next_line()) is not None:
                 number, text, problem = line
-                if problem:
-                    yield SourceRow(number, None, "line", problem)
-                    continue
                 if not text.strip():
+                    if problem:  # an over-long line
+                        yield SourceRow(number, None, "line", problem)
                     continue
                 try:
-                    yield SourceRow(number, parse_json_object(text))
+                    values = parse_json_object(text.rstrip("\r\n"))  # so an error's column is on this line
                 except RowError as error:
-                    yield SourceRow(number, None, error.field, error.reason)
+                    if problem and error.field == "$":  # the NUL or invalid byte sits outside any string
+                        yield SourceRow(number, None, "line", problem)
+                    elif problem and error.reason.startswith(("not UTF-8", "contains a NUL")):
+                        yield SourceRow(number, None, error.field, problem)  # the line's message has the column
+                    else:
+                        yield SourceRow(number, None, error.field, error.reason)
+                    continue
+                yield SourceRow(number, values)
         except FileRefused as error:
             yield SourceRow(1, None, "file", str(error))
 
@@ -268,38 +305,96 @@ def _csv_records(lines: _PhysicalLines, header: list[str]) -> Iterator[SourceRow
 
 def read_json_document(path: Path) -> Iterator[SourceRow] | None:
     """The JSON table document `export --format json` writes ({"columns": [...], "rows": [...]}); None when the file is
-    not one (then it is read as JSON Lines). The line of each row is found by searching its first key forward."""
-    raw = path.read_bytes()[:MAX_DOCUMENT_BYTES]
+    not one (then it is read as JSON Lines). Rows are parsed one at a time, so a bad value (NUL, invalid byte,
+    non-finite number, duplicate key) refuses its row only; each row's line is the line its `{` or `[` is on."""
+    raw = path.read_bytes()[: MAX_DOCUMENT_BYTES + 1]
     try:
         _check_encoding(raw[:4])
-        text = raw.decode("utf-8-sig")
-        document = json.loads(text, object_pairs_hook=_finite_object)
-    except (FileRefused, UnicodeDecodeError, ValueError, RecursionError):
+    except FileRefused as error:
+        return iter([SourceRow(1, None, "file", str(error))])
+    if len(raw) > MAX_DOCUMENT_BYTES:
+        return iter([SourceRow(1, None, "file", f"larger than {MAX_DOCUMENT_BYTES} bytes")])
+    text = raw.removeprefix(_UTF8_BOM).decode("utf-8", errors="surrogateescape")
+    try:
+        columns, rows_at = _document_head(text)
+    except (RowError, ValueError):
         return None
-    if not isinstance(document, dict) or "rows" not in document:
-        return None
-    return _document_rows(document, text)
+    return _document_rows(text, columns, rows_at)
 
 
-def _document_rows(document: dict, text: str) -> Iterator[SourceRow]:
-    columns, rows = document.get("columns"), document["rows"]
-    if not isinstance(rows, list):
-        yield SourceRow(1, None, "rows", "expected a list")
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _document_head(text: str) -> tuple[list | None, int]:
+    """(columns, position after the `[` of rows) of a table document; ValueError when the text is not one."""
+    position = _SPACE.match(text).end()
+    if text[position : position + 1] != "{":
+        raise ValueError("not an object")
+    columns = None
+    position += 1
+    while True:
+        position = _SPACE.match(text, position).end()
+        key, position = _parse_json_value(text, position)
+        position = _SPACE.match(text, position).end()
+        if not isinstance(key, str) or text[position : position + 1] != ":":
+            raise ValueError("not an object")
+        position = _SPACE.match(text, position + 1).end()
+        if key == "rows":
+            if text[position : position + 1] != "[":
+                raise ValueError("rows is not a list")
+            return columns, position + 1
+        value, position = _parse_json_value(text, position)
+        if key == "columns":
+            columns = value
+        position = _SPACE.match(text, position).end()
+        if text[position : position + 1] != ",":
+            raise ValueError("no rows")
+        position += 1
+
+
+def _document_rows(text: str, columns: list | None, position: int) -> Iterator[SourceRow]:
+    line, counted = 1, 0
+
+    def line_at(at: int) -> int:
+        nonlocal line, counted
+        line += text.count("\n", counted, at)
+        counted = at
+        return line
+
+    position = _SPACE.match(text, position).end()
+    if text[position : position + 1] == "]":
         return
-    offset = max(text.find('"rows"'), 0)
-    for row in rows:
-        if isinstance(row, list) and isinstance(columns, list):
-            row = dict(zip(columns, row))
-        if isinstance(row, dict) and row:
-            found = text.find(json.dumps(next(iter(row))), offset)
-            offset = found + 1 if found >= 0 else offset
+    while True:
+        start = line_at(position)
+        try:
+            row, position = _parse_json_value(text, position)
+        except RowError as error:
+            if error.field == "$":  # the structure is broken here: nothing after it can be found again
+                yield SourceRow(start, None, "row", f"{error.reason}; the rows after it were not read")
+                return
+            yield SourceRow(start, None, error.field, error.reason)
+            position = _skip_value(text, position)
         else:
-            offset = text.find("\n", offset) + 1 or offset
-        line = text.count("\n", 0, offset) + 1
-        if not isinstance(row, dict):
-            yield SourceRow(line, None, "row", "expected a JSON object (or a list matching columns)")
+            if isinstance(row, list) and isinstance(columns, list) and len(row) == len(columns):
+                row = dict(zip(columns, row))
+            if isinstance(row, dict):
+                yield SourceRow(start, {k: ("" if v is None else v) for k, v in row.items()})
+            else:
+                yield SourceRow(start, None, "row", "expected a JSON object (or a list matching columns)")
+        position = _SPACE.match(text, position).end()
+        if text[position : position + 1] == ",":
+            position = _SPACE.match(text, position + 1).end()
             continue
-        yield SourceRow(line, {k: ("" if v is None else v) for k, v in row.items()})
+        if text[position : position + 1] != "]":
+            yield SourceRow(
+                line_at(position), None, "row", "malformed JSON (expected , or ]); the rows after it were not read"
+            )
+        return
+
+
+def _skip_value(text: str, position: int) -> int:
+    """End of the well-formed value at `position` whose content was refused (parsed again without the checks)."""
+    return _DECODER.raw_decode(text, position)[1]
 
 
 def count_lines(path: Path) -> int:

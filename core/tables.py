@@ -74,6 +74,14 @@ def render_table(frame: pd.DataFrame, fmt: str, *, name: str = "") -> str:
 
 def frame_html(frame: pd.DataFrame, *, decimals: int = 3) -> str:
     """A table for the pages: floats rounded, missing values as an en dash."""
-    return frame.to_html(
+    shown = frame.copy()
+    for column in shown.columns:
+        values = shown[column]
+        # Counts that became floats (joins, missing rows) print as integers: 3, not 3.000.
+        if pd.api.types.is_float_dtype(values) and values.notna().any():
+            finite = values.dropna()
+            if np.isfinite(finite).all() and (finite == finite.round()).all():
+                shown[column] = [("–" if pd.isna(v) else str(int(v))) for v in values]
+    return shown.to_html(
         index=False, classes="data", float_format=lambda v: f"{v:.{decimals}f}", na_rep="–", escape=True
     )

@@ -43,6 +43,10 @@ SPARSE_PAIR_THRESHOLD = 20
 OUTCOMES: tuple[str, ...] = ("a", "b", "tie_success", "tie_failure")
 TIE_OUTCOMES: frozenset[str] = frozenset({"tie_success", "tie_failure"})
 
+# Image sizes shown to people: the side-by-side rendering's long edge and every thumbnail's (source figures and slides).
+RENDER_LONG_EDGE = 1600
+THUMBNAIL_LONG_EDGE = 320
+
 # Issue 16 — ranking stability (source: PPTBench results/bootstrap.json — "seed": 20260816,
 # "iterations": 10000, sample sizes 50…500 — from scripts/vlm_judge/bootstrap_ranking_stability.py,
 # Einsia/PPTBench d64c09f). The task-resampling bootstrap of a leaderboard, reproduced value for value.

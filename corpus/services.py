@@ -16,6 +16,7 @@ from core.readers import read_jsonl
 from .image_facts import ImageRejected, read_image_facts
 from .manifest import MANIFEST_FIELDS, parse_manifest_record
 from .models import DEFAULT_FIELDS, Figure
+from .protocol import THUMBNAIL_LONG_EDGE
 
 
 def _stored_image_name(sha256: str, image_format: str) -> str:
@@ -93,9 +94,6 @@ def corpus_import(
         report=report,
         progress=progress,
     )
-
-
-THUMBNAIL_LONG_EDGE = 320
 
 
 def figure_thumbnail_ensure(*, figure: Figure) -> str:

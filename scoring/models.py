@@ -34,6 +34,7 @@ class JudgeRecord(models.Model):
     class Status(models.TextChoices):
         OK = "ok"
         FAILED = "failed"
+        RUNNING = "running"  # claimed by a worker calling the judge API (see services.judge_record_claim)
 
     artifact = models.ForeignKey("agents.Artifact", on_delete=models.CASCADE, related_name="judge_records")
     judge_run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="records")
@@ -57,6 +58,7 @@ class JudgeRecord(models.Model):
     prompt_hash = models.CharField(max_length=64, blank=True)
     rubric_version = models.CharField(max_length=40)
     source = models.CharField(max_length=10, default="judged", help_text="judged here or imported")
+    claimed_at = models.DateTimeField(null=True, help_text="when a worker last claimed it to call the judge API")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -6,10 +6,16 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
+from datetime import timedelta
 from pathlib import Path
+
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
 
 from agents import selectors as agent_selectors
 from agents import services as agent_services
+from core.errors import Conflict
 from core.imports import ImportReport, Progress, RowError, import_batches
 from core.readers import read_csv, read_jsonl
 from corpus.protocol import RUBRIC_AXES
@@ -36,7 +42,7 @@ MAX_RUN = 1000
 MAX_SCORE_MAGNITUDE = 1e9  # PPTBench scores are 0–100 and counts small; anything near this is a broken file
 
 
-class JudgeRunConflict(ValueError):
+class JudgeRunConflict(Conflict):
     pass
 
 
@@ -130,17 +136,62 @@ def artifacts_to_judge(*, judge_run: JudgeRun, configuration: str | None = None,
     return list(artifacts[:limit] if limit else artifacts)
 
 
+# One judge call with its retries (judge_client: up to 600 s per attempt) fits in an hour: the judge task's soft and
+# hard time limits. A claim older than the hard limit was made by a worker that is gone (killed, or stopped by the
+# limit), so another may take the record over.
+JUDGE_SOFT_TIME_LIMIT, JUDGE_TIME_LIMIT = 3600, 3700
+JUDGE_CLAIM_STALE_SECONDS = JUDGE_TIME_LIMIT + 200
+
+
+def judge_record_claim(*, artifact, judge_run: JudgeRun, rubric_version: str) -> JudgeRecord | None:
+    """Claim (artifact, run) before paying for a judge call: the claimed record (status `running`), or None when it is
+    done or a live worker holds it. A redelivered task therefore never calls the API a second time. One row per
+    (artifact, run) is a unique constraint, so of two workers creating the claim one fails; a failed record, or a
+    running one whose claim is stale, is taken over by a conditional UPDATE, which one worker alone can win."""
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            return JudgeRecord.objects.create(
+                artifact=artifact,
+                judge_run=judge_run,
+                status=JudgeRecord.Status.RUNNING,
+                claimed_at=now,
+                rubric_version=rubric_version,
+            )
+    except IntegrityError:
+        pass
+    stale = now - timedelta(seconds=JUDGE_CLAIM_STALE_SECONDS)
+    taken = (
+        JudgeRecord.objects.filter(artifact=artifact, judge_run=judge_run)
+        .filter(
+            Q(status=JudgeRecord.Status.FAILED)
+            | Q(status=JudgeRecord.Status.RUNNING, claimed_at__lt=stale)
+            | Q(status=JudgeRecord.Status.RUNNING, claimed_at__isnull=True)
+        )
+        .update(status=JudgeRecord.Status.RUNNING, claimed_at=now)
+    )
+    return JudgeRecord.objects.get(artifact=artifact, judge_run=judge_run) if taken else None
+
+
 def judge_artifact(
     *, artifact, judge_run: JudgeRun, settings: JudgeSettings, rubric_version: str
 ) -> JudgeRecord | None:
+    """Judge one artifact once: None when the run is paused; the stored record when it is done or being judged by
+    another worker; otherwise the record this call stored (ok, or failed with the raw reply)."""
     judge_run.refresh_from_db(fields=["status"])
     if judge_run.status == JudgeRun.Status.PAUSED:
         return None
-    done = JudgeRecord.objects.filter(artifact=artifact, judge_run=judge_run, status=JudgeRecord.Status.OK).first()
-    if done is not None:
-        return done
-    rubric = load_rubric(rubric_version)
-    outcome = make_client(settings, rubric).judge(judge_inputs_for(artifact))
+    if judge_record_claim(artifact=artifact, judge_run=judge_run, rubric_version=rubric_version) is None:
+        return JudgeRecord.objects.get(artifact=artifact, judge_run=judge_run)
+    try:
+        rubric = load_rubric(rubric_version)
+        outcome = make_client(settings, rubric).judge(judge_inputs_for(artifact))
+    except BaseException as error:
+        # Release the claim (a failed record is claimable at once) rather than leave it to go stale.
+        JudgeRecord.objects.filter(artifact=artifact, judge_run=judge_run).update(
+            status=JudgeRecord.Status.FAILED, error=f"{type(error).__name__}: {error}"[:2000]
+        )
+        raise
     return judge_record_store(artifact=artifact, judge_run=judge_run, outcome=outcome, rubric_version=rubric_version)
 
 

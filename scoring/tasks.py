@@ -1,4 +1,4 @@
-"""Judge-queue tasks: thin, idempotent (an ok record is never judged again)."""
+"""Judge-queue tasks: thin, idempotent (an ok record is never judged again, a claimed one is not called twice)."""
 
 from celery import shared_task
 
@@ -9,7 +9,12 @@ from .judge_client import JudgeSettings
 from .models import JudgeRun
 
 
-@shared_task(name="scoring.judge_artifact", acks_late=True, soft_time_limit=3600, time_limit=3700)
+@shared_task(
+    name="scoring.judge_artifact",
+    acks_late=True,
+    soft_time_limit=services.JUDGE_SOFT_TIME_LIMIT,
+    time_limit=services.JUDGE_TIME_LIMIT,
+)
 def judge_artifact(artifact_id: int, judge_run_id: int, settings: dict, rubric_version: str) -> str:
     record = services.judge_artifact(
         artifact=agent_selectors.artifact_for_judging(pk=artifact_id),

@@ -133,7 +133,8 @@ def _not_seen(annotator):
 
 def servable_items(study: Study):
     """Items whose two artifacts have a final verdict (rendered, or failed with a reason: never pending), and pass the
-    gate when the study wants that. An annotator never sees an artifact that is still waiting for its rendering."""
+    gate when the study wants that. The pool holds only such items (pool.study_pool_sync); this is for items outside
+    it (overlap draws, whose votes may have been imported)."""
     items = Item.objects.filter(
         study=study, artifact_x__gate_passed__isnull=False, artifact_y__gate_passed__isnull=False
     )
@@ -144,22 +145,28 @@ def servable_items(study: Study):
 
 def _free_items(study: Study, annotator):
     """Pool items held by no live lease and never leased to this annotator."""
-    return servable_items(study).filter(in_pool=True, open_count=0, submitted_count=0).filter(_not_seen(annotator))
+    return Item.objects.filter(study=study, in_pool=True, open_count=0, submitted_count=0).filter(_not_seen(annotator))
 
 
-def _pairs_in_serving_order(study: Study, annotator) -> list[tuple]:
-    """(pair row id, x, y) of the pairs with a free item for this annotator, in the order assignment.pairs_by_need
-    defines: furthest below the study's target first (votes plus fresh items out), then a seeded order."""
-    has_free = Exists(
-        _free_items(study, annotator).filter(config_x_id=OuterRef("config_x_id"), config_y_id=OuterRef("config_y_id"))
-    )
+def _pairs_in_serving_order(study: Study, annotator, *, with_free_item: bool = False) -> list[tuple]:
+    """(pair row id, x, y) of the study's pairs in the order assignment.pairs_by_need defines: furthest below the
+    study's target first (votes plus fresh items out), then a seeded order. `with_free_item`: only pairs that still
+    have an item this annotator may get (a query over the whole pool: the fallback when the first pairs tried had
+    none). Adaptive studies: _pairs_in_adaptive_order."""
     if study.allocation == ALLOCATION_ADAPTIVE:
-        return _pairs_in_adaptive_order(study, has_free)
+        return _pairs_in_adaptive_order(study, annotator)
+    pairs = StudyPair.objects.filter(study=study)
+    if with_free_item:
+        pairs = pairs.filter(
+            Exists(
+                _free_items(study, annotator).filter(
+                    config_x_id=OuterRef("config_x_id"), config_y_id=OuterRef("config_y_id")
+                )
+            )
+        )
     rows = {
         (x, y): (pk, votes + out)
-        for pk, x, y, votes, out in StudyPair.objects.filter(study=study)
-        .filter(has_free)
-        .values_list("pk", "config_x_id", "config_y_id", "votes", "open_fresh")
+        for pk, x, y, votes, out in pairs.values_list("pk", "config_x_id", "config_y_id", "votes", "open_fresh")
     }
     order = assignment.pairs_by_need(
         list(rows), {p: need for p, (_, need) in rows.items()}, target=study.target_per_pair, seed=study.seed
@@ -167,9 +174,12 @@ def _pairs_in_serving_order(study: Study, annotator) -> list[tuple]:
     return [(rows[p][0], *p) for p in order]
 
 
-def _pairs_in_adaptive_order(study: Study, has_free) -> list[tuple]:
+def _pairs_in_adaptive_order(study: Study, annotator) -> list[tuple]:
     """Adaptive studies: assignment.pairs_adaptive over the pairs with a free item, every pair to the floor first,
     then the plan (allocation.pair_plan) made from the counted votes of all the study's pairs."""
+    has_free = Exists(
+        _free_items(study, annotator).filter(config_x_id=OuterRef("config_x_id"), config_y_id=OuterRef("config_y_id"))
+    )
     rows = {
         (x, y): (pk, votes, out, free)
         for pk, x, y, votes, out, free in StudyPair.objects.filter(study=study)
@@ -201,48 +211,87 @@ def _pick_in_pair(study: Study, annotator, x: int, y: int) -> Item | None:
         .filter(config_x_id=x, config_y_id=y)
         .annotate(uses=Coalesce(uses, Value(0)))
         .select_related("artifact_x", "artifact_y")
-        .order_by("uses", "rank", "pk")
+        .order_by(*assignment.FIGURE_ORDER, "pk")
         .first()
     )
 
 
 def _fresh_lease(*, study: Study, annotator, mine: _Mine, now: datetime) -> Lease | None:
-    """Lock the neediest pair nobody is claiming in right now (when all are, wait for the neediest), pick its item and
-    claim it with a conditional update: a lease committed by someone else since our read makes the claim fail, and
-    the pairs are read again."""
+    """Lock the neediest pair nobody is claiming in right now, pick its item and claim it with a conditional update
+    (a lease committed by someone else since our read makes the claim fail, and we try again). Nearly always that pair
+    has an item for this annotator; when it has none, ask which pairs do, in serving order, waiting at the end for the
+    first one's lock when others hold them all."""
+    # Adaptive studies have no single neediest pair in the database's order: they go straight to their plan's order.
+    adaptive = study.allocation == ALLOCATION_ADAPTIVE
     for _ in range(CLAIM_TRIES):
-        candidates = _pairs_in_serving_order(study, annotator)
-        if not candidates:
-            return None
-        for (pair_id, x, y), skip_locked in [(c, True) for c in candidates] + [(candidates[0], False)]:
-            locked = (
-                StudyPair.objects.select_for_update(skip_locked=skip_locked)
-                .filter(pk=pair_id)
-                .values_list("x_left", "y_left")
+        neediest = (
+            None
+            if adaptive
+            else (
+                StudyPair.objects.filter(study=study)
+                .annotate(need=F("votes") + F("open_fresh"))
+                .order_by(*assignment.PAIR_ORDER, "pk")
+                .select_for_update(skip_locked=True, of=("self",))
+                .values_list("pk", "config_x_id", "config_y_id", "x_left", "y_left")
                 .first()
             )
-            if locked is None:
+        )
+        if neediest is not None:
+            pair_id, x, y, *sides = neediest
+            lease = _claim(study, annotator, mine, now, x, y, assignment.SideCounts(*sides))
+            if lease is _RETRY:
                 continue
-            item = _pick_in_pair(study, annotator, x, y)
-            if item is None:
-                continue
-            if not Item.objects.filter(pk=item.pk, open_count=0, submitted_count=0).update(
-                open_count=F("open_count") + 1
-            ):
-                break
-            changes = CounterChanges(study.pk)
-            changes.item(item.pk)["open_count"] -= 1  # counted by the claim just above
-            return _lease_open(
-                study=study,
-                item=item,
-                annotator=annotator,
-                mine=mine,
-                is_overlap=False,
-                now=now,
-                pair_sides=assignment.SideCounts(*locked),
-                changes=changes,
-            )
+            if lease is not None:
+                return lease
+        candidates = _pairs_in_serving_order(study, annotator, with_free_item=True)
+        if not candidates:
+            return None
+        lease = _claim_in_pairs(study, annotator, mine, now, candidates)
+        if lease is not _RETRY and lease is not None:
+            return lease
     return None
+
+
+_RETRY = object()  # someone claimed the item first: read the pairs again
+
+
+def _claim_in_pairs(study: Study, annotator, mine: _Mine, now: datetime, candidates: list):
+    """Try the pairs in order, skipping those another annotator is claiming in, and end by waiting for the first one's
+    lock. The lease, _RETRY when a claim was lost, or None when no pair had an item."""
+    for (pair_id, x, y), skip_locked in [(c, True) for c in candidates] + [(candidates[0], False)]:
+        locked = (
+            StudyPair.objects.select_for_update(skip_locked=skip_locked)
+            .filter(pk=pair_id)
+            .values_list("x_left", "y_left")
+            .first()
+        )
+        if locked is None:
+            continue
+        lease = _claim(study, annotator, mine, now, x, y, assignment.SideCounts(*locked))
+        if lease is not None:
+            return lease
+    return None
+
+
+def _claim(study: Study, annotator, mine: _Mine, now: datetime, x: int, y: int, pair_sides: assignment.SideCounts):
+    """In a pair whose row lock we hold: pick its item and claim it. The lease, _RETRY, or None (no item)."""
+    item = _pick_in_pair(study, annotator, x, y)
+    if item is None:
+        return None
+    if not Item.objects.filter(pk=item.pk, open_count=0, submitted_count=0).update(open_count=F("open_count") + 1):
+        return _RETRY
+    changes = CounterChanges(study.pk)
+    changes.item(item.pk)["open_count"] -= 1  # counted by the claim just above
+    return _lease_open(
+        study=study,
+        item=item,
+        annotator=annotator,
+        mine=mine,
+        is_overlap=False,
+        now=now,
+        pair_sides=pair_sides,
+        changes=changes,
+    )
 
 
 def _overlap_lease(*, study: Study, annotator, mine: _Mine, now: datetime) -> Lease | None:

@@ -69,8 +69,13 @@ def study_pool_sync(*, study: Study, force: bool = False) -> Study:
         pairs = study_pairs(fresh)
         figure_ids = list(fresh.figures.values_list("pk", flat=True)) or None
         by_config: dict[int, dict[int, int]] = {}
+        # Only artifacts with a final verdict (and passing the gate when the study wants that) enter the pool: an
+        # annotator never sees an artifact still waiting for its rendering.
         for configuration_id, figure_id, pk in agent_selectors.artifact_keys(
-            configuration_ids={c for p in pairs for c in p}, figure_ids=figure_ids
+            configuration_ids={c for p in pairs for c in p},
+            figure_ids=figure_ids,
+            final_only=True,
+            passed_only=not fresh.include_gate_failed,
         ):
             by_config.setdefault(configuration_id, {})[figure_id] = pk
         existing = {

@@ -22,10 +22,10 @@ MAX_DWELL_MS = 2**31  # a PositiveIntegerField's range on every database; 24 day
 
 @dataclass(frozen=True)
 class Vote:
-    """A stored vote, and how many items the annotator has now submitted in its study."""
+    """A stored vote; `repeated`: the same submit arrived again and the first vote is returned."""
 
     comparison: Comparison
-    done: int
+    repeated: bool = False
 
 
 def _lease_locked(*, token: str, annotator) -> Lease:
@@ -74,8 +74,7 @@ def comparison_submit(
             )
         head_id = head[0] if head else None
         if lease.state == Lease.State.SUBMITTED and head is not None and not head[1]:
-            vote = Comparison.objects.select_related("study").get(pk=head_id)
-            return Vote(comparison=vote, done=selectors.annotator_progress(study=study, user=annotator)["done"])
+            return Vote(comparison=Comparison.objects.select_related("study").get(pk=head_id), repeated=True)
         if lease.state != Lease.State.OPEN:
             raise LeaseClosed(f"this item was {lease.state}; it can no longer take a vote — ask for the next item")
         now = timezone.now()
@@ -137,7 +136,7 @@ def comparison_submit(
             counted=counted,
             sign=1,
         ).apply()
-        return Vote(comparison=vote, done=selectors.annotator_progress(study=study, user=annotator)["done"])
+        return Vote(comparison=vote)
 
 
 def lease_skip(*, token: str, annotator, reason: str) -> Lease:

@@ -1,5 +1,6 @@
 // The blinded comparison screen. Talks only to the annotator API, whose URLs the page passes in on <body>
-// (data-api-next, data-api-submit, data-api-skip, data-api-undo); every item is an opaque token.
+// (data-api-next, data-api-submit, data-api-skip, data-api-undo, and data-study: the study worked in, by name);
+// every item is an opaque token.
 (function () {
   "use strict";
   const $ = (sel) => document.querySelector(sel);
@@ -17,7 +18,10 @@
     skip: document.body.dataset.apiSkip, undo: document.body.dataset.apiUndo,
   };
 
+  const STUDY = document.body.dataset.study || null;
+
   async function api(endpoint, body) {
+    if (body !== undefined && STUDY && (endpoint === "next" || endpoint === "undo")) body = { ...body, study: STUDY };
     const response = await fetch(URLS[endpoint], {
       method: body === undefined ? "GET" : "POST",
       credentials: "same-origin",
@@ -41,18 +45,30 @@
   // --- zoom and pan, the same transform on all three images -------------------------------------
   function applyView() {
     const v = state.view;
-    $$(".viewport img").forEach((img) => { img.style.transform = `translate(${v.x}px, ${v.y}px) scale(${v.s})`; });
+    $$(".viewport .frame").forEach((frame) => { frame.style.transform = `translate(${v.x}px, ${v.y}px) scale(${v.s})`; });
     $("#zoom-level").textContent = `zoom ${Math.round(v.s * 100)} %`;
+  }
+  // Far enough to see the source figure pixel for pixel (small labels of wide figures), and at least 12×.
+  function maxZoom() {
+    const img = $('img[data-img="source"]'), frame = img.parentElement;
+    const natural = img.naturalWidth && frame.offsetWidth ? (2 * img.naturalWidth) / frame.offsetWidth : 0;
+    return Math.max(12, natural);
+  }
+  // The common frame takes the slides' aspect ratio (a slide is a fixed canvas the figure is fitted into).
+  function frameTo(img) {
+    if (img.dataset.img !== "a" || !img.naturalWidth || !img.naturalHeight) return;
+    $(".panes").style.setProperty("--frame-aspect", String(img.naturalWidth / img.naturalHeight));
   }
   function resetView() { state.view = { s: 1, x: 0, y: 0 }; applyView(); }
   $$(".viewport").forEach((vp) => {
     vp.addEventListener("wheel", (event) => {
       event.preventDefault();
-      const rect = vp.getBoundingClientRect();
-      const px = event.clientX - rect.left, py = event.clientY - rect.top;
+      const rect = vp.getBoundingClientRect(), frame = vp.querySelector(".frame");
+      // in the frame's own (untransformed) coordinates: the three frames have the same size and offset
+      const px = event.clientX - rect.left - frame.offsetLeft, py = event.clientY - rect.top - frame.offsetTop;
       const v = state.view;
       const factor = Math.exp(-event.deltaY * 0.0015);
-      const s = Math.min(12, Math.max(1, v.s * factor));
+      const s = Math.min(maxZoom(), Math.max(1, v.s * factor));
       // keep the point under the cursor fixed
       v.x = px - (px - v.x) * (s / v.s);
       v.y = py - (py - v.y) * (s / v.s);
@@ -119,17 +135,23 @@
     $("#tie-kind").hidden = !(choice === "tie" || choice === "tie_success" || choice === "tie_failure");
     $$(".choice").forEach((b) => b.classList.toggle("selected", b.dataset.choice === choice ||
       (b.dataset.choice === "tie" && choice.startsWith("tie"))));
-    if (choice === "tie_success" || choice === "tie_failure") $("#reason").focus();
     setEnabled();
+    // Focus follows the decision: the tie kind after "tie", the reason box after a tie kind (required there),
+    // otherwise Submit, so that Enter on the focused button sends the vote.
+    if (choice === "tie") $('.choice[data-choice="tie_success"]').focus();
+    else if (choice === "tie_success" || choice === "tie_failure") $("#reason").focus();
+    else $("#submit").focus();
   }
 
   function showItem(item) {
     state.item = item;
+    state.restore = null;
     state.choice = null; state.loaded = 0; state.loadedAt = null; state.firstChoiceAt = null; state.ready = false;
     state.shownAt = performance.now();
     clearInterval(state.dwellTimer);
     $("#reason").value = "";
     $("#tie-kind").hidden = true;
+    if (item.study && $("#study-name")) $("#study-name").textContent = item.study.name;
     $$(".choice").forEach((b) => b.classList.remove("selected"));
     $("#reason-hint").textContent = item.rules.reason_decisive ? "(required)" : "(optional for A / B, required for ties)";
     $("#progress").textContent = `${item.progress.position} of ${item.progress.quota}`;
@@ -138,10 +160,15 @@
     resetView();
     $("#summary").hidden = true;
     $("#work").hidden = false;
+    $("#instructions").hidden = true;
+    if (!document.activeElement || document.activeElement === document.body || document.activeElement.disabled) {
+      $("#work").focus({ preventScroll: true });
+    }
     $("#wait").textContent = "loading images…";
     setEnabled();
     $$(".viewport img").forEach((img) => {
       img.onload = () => {
+        frameTo(img);
         state.loaded += 1;
         if (state.loaded === 3) imagesLoaded();
       };
@@ -160,6 +187,7 @@
         state.ready = true;
         $("#wait").textContent = "";
         setEnabled();
+        if (state.restore) { const r = state.restore; state.restore = null; $("#reason").value = r.reason || ""; choose(r.outcome); }
       } else {
         $("#wait").textContent = `look closely… voting opens in ${Math.ceil(left / 1000)} s`;
       }
@@ -171,6 +199,7 @@
   function showSummary(summary) {
     $("#work").hidden = true;
     $("#summary").hidden = false;
+    $("#summary-heading").focus();
     $("#progress").textContent = `${summary.votes} done`;
     $("#summary-text").textContent = `You compared ${summary.votes} pairs and skipped ${summary.skipped}.` +
       (summary.median_dwell_s !== null ? ` Median time per pair: ${summary.median_dwell_s} s.` : "");
@@ -216,7 +245,11 @@
     state.busy = true;
     const { ok, data } = await api("undo", {});
     state.busy = false;
-    if (ok) { say("last vote withdrawn: vote again", true); showItem(data.item); }
+    if (ok) {
+      say("last vote withdrawn: your choice is back, change it or submit again", true);
+      showItem(data.item);
+      state.restore = data.previous || null;  // put back once voting opens (the dwell rule applies again)
+    }
     else say(data.detail || "nothing to undo");
   }
 
@@ -225,7 +258,7 @@
     const reason = $("#skip-reason").value.trim();
     if (!reason) { say("say briefly why you skip"); $("#skip-reason").focus(); return; }
     const { ok, data } = await api("skip", { token: state.item.token, reason });
-    $("#skip-reason").value = ""; $("#skip-box").hidden = true;
+    $("#skip-reason").value = ""; $("#skip-box").hidden = true; $("#skip-open").setAttribute("aria-expanded", "false");
     if (ok) { await next(); say("item skipped", true); } else say(data.detail || "could not skip");
   }
 
@@ -233,31 +266,54 @@
   $$(".choice").forEach((b) => b.addEventListener("click", () => choose(b.dataset.choice)));
   $("#submit").addEventListener("click", submit);
   $("#undo").addEventListener("click", undo);
-  $("#skip-open").addEventListener("click", () => { $("#skip-box").hidden = !$("#skip-box").hidden; if (!$("#skip-box").hidden) $("#skip-reason").focus(); });
+  function skipOpen() {
+    const box = $("#skip-box");
+    box.hidden = !box.hidden;
+    $("#skip-open").setAttribute("aria-expanded", String(!box.hidden));
+    if (!box.hidden) $("#skip-reason").focus();
+  }
+  $("#skip-open").addEventListener("click", skipOpen);
   $("#skip-confirm").addEventListener("click", skip);
-  $("#show-instructions").addEventListener("click", () => { $("#instructions").hidden = !$("#instructions").hidden; });
-  $("#start").addEventListener("click", () => { $("#instructions").hidden = true; try { localStorage.setItem("refig-instructions-seen", "1"); } catch (e) { /* private mode */ } if (!state.item) next(); });
+  function instructions(show) {
+    $("#instructions").hidden = !show;
+    if (show) $("#start").focus();
+  }
+  $("#show-instructions").addEventListener("click", () => instructions($("#instructions").hidden));
+  $("#start").addEventListener("click", () => {
+    instructions(false);
+    try { localStorage.setItem("refig-instructions-seen", "1"); } catch (e) { /* private mode */ }
+    if (!state.item) next(); else $("#work").focus({ preventScroll: true });
+  });
 
   const KEYS = { "1": "a", "2": "b", "3": "tie", "s": "tie_success", "f": "tie_failure" };
   document.addEventListener("keydown", (event) => {
     const typing = event.target.closest && event.target.closest("textarea, input, select, [contenteditable]");
     if (typing) {
-      if (event.key === "Escape") { event.target.blur(); event.preventDefault(); }
+      if (event.key === "Escape" && event.target.id === "skip-reason") {
+        event.preventDefault(); $("#skip-box").hidden = true; $("#skip-open").focus();
+      } else if (event.key === "Escape") { event.target.blur(); event.preventDefault(); $("#work").focus({ preventScroll: true }); }
       else if (event.key === "Enter" && !event.shiftKey && event.target.id === "reason") { event.preventDefault(); submit(); }
       else if (event.key === "Enter" && event.target.id === "skip-reason") { event.preventDefault(); skip(); }
       return;
     }
-    if (event.ctrlKey || event.metaKey || event.altKey || $("#work").hidden) return;
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.key === "?") { event.preventDefault(); instructions($("#instructions").hidden); return; }
+    // A focused button or link answers Enter / Space itself (Skip, Start, Undo, a choice...): never swallow it.
+    const onControl = event.target.closest && event.target.closest("button, a[href], summary");
+    if (onControl && (event.key === "Enter" || event.key === " ")) return;
+    if ($("#work").hidden) return;
     const key = event.key.toLowerCase();
     if (key in KEYS) {
       if ((key === "s" || key === "f") && !(state.choice || "").startsWith("tie")) return;
       event.preventDefault(); choose(KEYS[key]);
     } else if (event.key === "Enter") { event.preventDefault(); submit(); }
     else if (key === "u") { event.preventDefault(); undo(); }
+    else if (key === "k") { event.preventDefault(); if ($("#skip-box").hidden) skipOpen(); else $("#skip-reason").focus(); }
+    else if (key === "r") { event.preventDefault(); $("#reason").focus(); }
     else if (key === "0") { event.preventDefault(); resetView(); }
   });
 
   let seen = false;
   try { seen = localStorage.getItem("refig-instructions-seen") === "1"; } catch (e) { /* private mode */ }
-  if (seen) next(); else $("#instructions").hidden = false;
+  if (seen) next(); else instructions(true);
 })();

@@ -116,7 +116,7 @@ def test_vote_with_keyboard_and_mouse_undo_skip_and_nothing_leaks(live_server, b
     vote_a = page.locator('.choice[data-choice="a"]')
 
     def wait_ready(position: int):
-        page.wait_for_function(f"document.querySelector('#progress').textContent.startsWith('{position} of 4')")
+        page.wait_for_function(f"() => document.querySelector('#progress').textContent.startsWith('{position} of 4')")
         page.wait_for_selector('.choice[data-choice="a"]:not([disabled])', timeout=10_000)
 
     # 1. keyboard: 1 then Enter
@@ -130,13 +130,13 @@ def test_vote_with_keyboard_and_mouse_undo_skip_and_nothing_leaks(live_server, b
     wait_ready(2)
     page.keyboard.press("3")
     page.keyboard.press("s")
-    page.wait_for_function("document.activeElement.id === 'reason'")
+    page.wait_for_function("() => document.activeElement.id === 'reason'")
     page.keyboard.type("both fine 1 2 3 f u 0")
     assert "selected" in page.get_attribute('.choice[data-choice="tie_success"]', "class")
     assert "selected" not in vote_a.get_attribute("class")
     page.mouse.move(700, 300)
     page.mouse.wheel(0, -400)  # zoom: all three images share one transform
-    transforms = page.eval_on_selector_all(".viewport img", "els => els.map(e => e.style.transform)")
+    transforms = page.eval_on_selector_all(".viewport .frame", "els => els.map(e => e.style.transform)")
     assert len(set(transforms)) == 1 and "scale(1)" not in transforms[0]
     # at 1440 x 900 the panes, their audit tables and the whole vote bar fit without page scrolling
     outside = page.evaluate("""() => ['.bar', '.panes', '#audit-a', '#audit-b', '.choices', '#reason', '#submit'].filter(s => {
@@ -163,7 +163,7 @@ def test_vote_with_keyboard_and_mouse_undo_skip_and_nothing_leaks(live_server, b
     page.click("#skip-open")
     page.fill("#skip-reason", "unreadable at this size")
     page.click("#skip-confirm")
-    page.wait_for_function("document.querySelector('#status').textContent === 'item skipped'")
+    page.wait_for_function("() => document.querySelector('#status').textContent === 'item skipped'")
 
     # 6. last item: keyboard, Esc leaves the reason box so keys work again
     wait_ready(4)

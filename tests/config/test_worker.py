@@ -19,7 +19,7 @@ def test_leases_expire_task_runs_in_a_real_worker(settings):
     study = services.study_create(name="worker", configurations=SLUGS, min_dwell_ms=0)
     user = annotator()
     study.annotators.add(user)
-    lease = services.item_next(study=study, annotator=user)
+    lease = services.item_next(study=study, annotator=user).lease
     Lease.objects.filter(pk=lease.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
 
     def expired() -> bool:

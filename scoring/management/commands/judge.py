@@ -3,6 +3,7 @@ from dataclasses import asdict
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from core.errors import AppError
 from scoring import services, tasks
 from scoring.judge_client import JudgeSettings
 from scoring.models import JudgeRun
@@ -66,7 +67,7 @@ class Command(BaseCommand):
                 reasoning_effort=o["reasoning_effort"] or "",
                 temperature=o["temperature"],
             )
-        except ValueError as error:
+        except (ValueError, AppError) as error:  # the judge settings' own checks, or a run stored differently
             raise CommandError(str(error)) from error
         if o["pause"]:
             services.judge_run_set_status(judge_run=judge_run, status=JudgeRun.Status.PAUSED)

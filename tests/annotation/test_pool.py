@@ -1,0 +1,97 @@
+"""The materialised pool and its counters, rebuilt and kept in step (annotation/services/pool.py)."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from annotation import selectors, services
+from annotation.models import Lease
+from tests.annotation.data import annotator, next_lease, submit_vote
+
+pytestmark = pytest.mark.django_db
+
+
+from tests.annotation.helpers import _counters, make_study, vote
+
+
+def test_pool_counters_kept_in_step_equal_a_rebuild():
+    """Every lease and vote transition keeps the pool counters exactly where a full rebuild from the rows puts them."""
+    from annotation.models import Item
+
+    study, *_ = make_study(figures=4, overlap_rate=0.5, min_dwell_ms=3000)
+    assert Item.objects.filter(study=study, in_pool=True).count() == 6 * 4  # every (pair, figure), materialised once
+    one, two, three = annotator("ann-one"), annotator("ann-two"), annotator("ann-three")
+    vote(study, one)
+    vote(study, two, dwell_ms=100)  # stored, not counted
+    vote(study, one)  # an overlap item (rate 0.5)
+    skipped = next_lease(study=study, annotator=three)
+    services.lease_skip(token=skipped.token, annotator=three, reason="unreadable")
+    services.comparison_undo(study=study, annotator=one)  # withdraws a vote, reopens its lease
+    submit_vote(token=next_lease(study=study, annotator=one).token, annotator=one, outcome="b", dwell_ms=5000)
+    expiring = next_lease(study=study, annotator=two)
+    Lease.objects.filter(pk=expiring.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    next_lease(study=study, annotator=three)  # expires two's lease on the way
+    assert Lease.objects.get(pk=expiring.pk).state == "expired"
+    next_lease(study=study, annotator=two)
+    kept = _counters(study)
+    services.study_pool_sync(study=study, force=True)
+    assert _counters(study) == kept
+    services.study_status_set(study=study, status="closed")  # releases the open leases
+    kept = _counters(study)
+    services.study_pool_sync(study=study, force=True)
+    assert _counters(study) == kept
+
+
+def test_pool_follows_artifacts_added_after_the_study():
+    from tests.factories import artifact_create, figure_create
+
+    study, figs, configs = make_study(figures=1, overlap_rate=0)
+    user = annotator()
+    served = {vote(study, user)[0].item.figure_id for _ in range(6)}  # six pairs of the one figure
+    assert served == {figs[0].pk} and next_lease(study=study, annotator=user) is None
+    late = figure_create("task-fig-late", index=9)
+    for c in configs:
+        artifact_create(c, late)
+    assert next_lease(study=study, annotator=user).item.figure_id == late.pk
+
+
+def test_beat_expires_abandoned_leases_back_to_the_pool():
+    from django.conf import settings
+
+    from annotation.models import Item
+    from annotation.tasks import leases_expire_task
+    from config.celery_app import app
+
+    schedule = settings.CELERY_BEAT_SCHEDULE["annotation-leases-expire"]
+    app.loader.import_default_modules()
+    assert schedule["task"] in app.tasks and schedule["schedule"] <= 300
+    study, *_ = make_study()
+    user = annotator()
+    lease = next_lease(study=study, annotator=user)
+    assert Item.objects.get(pk=lease.item_id).open_count == 1
+    assert leases_expire_task.delay().get() == 0  # nothing due yet
+    Lease.objects.filter(pk=lease.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert leases_expire_task.delay().get() == 1
+    lease.refresh_from_db()
+    assert lease.state == "expired" and Item.objects.get(pk=lease.item_id).open_count == 0
+    with pytest.raises(services.LeaseClosed):
+        submit_vote(token=lease.token, annotator=user, outcome="a", dwell_ms=5000)
+
+
+def test_votes_keep_counting_for_their_pair_after_configurations_are_reordered():
+    from agents.models import Configuration
+    from annotation.models import StudyPair
+
+    study, figs, configs = make_study(overlap_rate=0, target_per_pair=3)
+    user = annotator()
+    first, _ = vote(study, user)
+    x, y = first.item.config_x_id, first.item.config_y_id
+    # the declaration order flips: x now comes after y
+    Configuration.objects.filter(pk=x).update(position=99)
+    next_lease(study=study, annotator=user)  # notices the change and rebuilds the pool
+    pair = StudyPair.objects.get(study=study, config_x_id=y, config_y_id=x)
+    assert pair.votes == 1
+    assert pair.x_left + pair.y_left == 1  # the voted lease is live; its side is told in the new order
+    assert pair.y_left == (1 if first.left_is_x else 0)
+    assert selectors.coverage_frame(study="pilot")["n"].sum() == 1
