@@ -186,6 +186,9 @@ class StudyOutputSerializer(serializers.Serializer):
     min_dwell_ms = serializers.IntegerField()
     lease_seconds = serializers.IntegerField()
     quota_per_annotator = serializers.IntegerField()
+    allocation = serializers.CharField()
+    adaptive_floor = serializers.IntegerField()
+    stop_when_flip_below = serializers.FloatField()
     annotators = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()
 

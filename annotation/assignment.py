@@ -80,3 +80,32 @@ def overlap_due(*, served: int, overlap_served: int, rate: float) -> bool:
     if rate <= 0:
         return False
     return overlap_served < math.floor(rate * (served + 1) + 1e-9)
+
+
+def pairs_adaptive(
+    pairs: Sequence[Pair],
+    *,
+    votes: Mapping[Pair, int],
+    out: Mapping[Pair, int],
+    floor: int,
+    seed: int,
+    planned: Mapping[Pair, int] | None = None,
+    priority: Mapping[Pair, float] | None = None,
+) -> list[Pair]:
+    """Serving order of an adaptive study.
+
+    1. Pairs below the floor (votes plus fresh leases out), furthest below first: every pair gets its floor whatever
+       the ratings say, so no pair is left sparse.
+    2. The rest by the votes the plan still has for them once the leases already out are taken off (planned − out,
+       most first: concurrent annotators spread over the plan instead of piling onto its top pair), then by
+       priority, then least covered, then a seeded order. Without a plan this is "least covered first".
+    """
+    planned, priority = planned or {}, priority or {}
+
+    def key(p: Pair):
+        have = votes.get(p, 0) + out.get(p, 0)
+        if have < floor:
+            return (0, have - floor, 0.0, have, seeded_rank(seed, "pair", p))
+        return (1, out.get(p, 0) - planned.get(p, 0), -priority.get(p, 0.0), have, seeded_rank(seed, "pair", p))
+
+    return sorted(pairs, key=key)

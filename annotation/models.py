@@ -2,6 +2,8 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from corpus.protocol import ADAPTIVE_PAIR_FLOOR, ALLOCATION_COVERAGE, ALLOCATIONS
+
 from . import quality
 
 INT32_MAX = 2**31 - 1  # the range of a PositiveIntegerField on every database
@@ -74,6 +76,25 @@ class Study(models.Model):
         validators=_bounded(1, 1_000_000),
         verbose_name="items per annotator",
         help_text="items in one annotator's session (N of 'k of N')",
+    )
+    allocation = models.CharField(
+        max_length=10,
+        choices=[(a, a) for a in ALLOCATIONS],
+        default=ALLOCATION_COVERAGE,
+        help_text="coverage: every pair to its target; adaptive: every pair to the floor, then the pairs whose next "
+        "vote most reduces ranking uncertainty",
+    )
+    adaptive_floor = models.PositiveIntegerField(
+        default=ADAPTIVE_PAIR_FLOOR,
+        validators=_bounded(1, 1_000_000),
+        verbose_name="adaptive floor",
+        help_text="adaptive allocation: votes every pair gets before any pair is favoured",
+    )
+    stop_when_flip_below = models.FloatField(
+        default=0.05,
+        validators=[MinValueValidator(0.0), MaxValueValidator(0.5)],
+        verbose_name="stop when flip probability below",
+        help_text="the ranking is settled when every adjacent pair's rank-flip probability is below this",
     )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
     # What the materialised pool (Item rows, StudyPair / StudyFigure counters) was built from; "" = not built yet.

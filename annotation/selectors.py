@@ -33,7 +33,7 @@ from PIL import Image, ImageDraw
 
 from agents import selectors as agent_selectors
 from core.errors import Invalid, NotFound
-from corpus.protocol import SPARSE_PAIR_THRESHOLD, TIE_OUTCOMES
+from corpus.protocol import ALLOCATION_ADAPTIVE, SPARSE_PAIR_THRESHOLD, TIE_OUTCOMES
 
 from . import quality
 from .models import ArtifactLease, CalibrationAnswer, Comparison, Item, Lease, Study, StudyKind
@@ -79,6 +79,12 @@ def study_resolve(*, study: str | None) -> Study:
     if len(names) > 1:
         raise Invalid(f"there are several studies ({', '.join(names[:10])}); name one with --study / ?study=")
     return Study.objects.get(name=names[0])
+
+
+def pair_target(study: Study) -> int:
+    """The votes every pair is promised: its target under coverage, the floor under adaptive allocation (beyond it,
+    votes go where the ranking is least settled, so the coverage table does not claim a target nobody serves)."""
+    return study.adaptive_floor if study.allocation == ALLOCATION_ADAPTIVE else study.target_per_pair
 
 
 def study_configurations(study: Study):
@@ -490,7 +496,7 @@ def _pair_counts(study: Study) -> dict[tuple[int, int], int]:
 def sparse_threshold(study: Study) -> int:
     """A pair is sparse below the protocol's threshold, or below the study's own target when that is smaller (a
     pilot aiming at 6 votes per pair is not sparse at 6)."""
-    return min(SPARSE_PAIR_THRESHOLD, study.target_per_pair)
+    return min(SPARSE_PAIR_THRESHOLD, pair_target(study))
 
 
 def coverage_frame(*, study: str | None = None) -> pd.DataFrame:
@@ -508,7 +514,7 @@ def coverage_frame(*, study: str | None = None) -> pd.DataFrame:
                     x.slug,
                     y.slug,
                     n,
-                    resolved.target_per_pair,
+                    pair_target(resolved),
                     kinds.get(frozenset((x.slug, y.slug)), "across"),
                     n < sparse_threshold(resolved),
                 )
@@ -527,7 +533,7 @@ def _heat(n: int, target: int) -> str:
 def study_dashboard(*, study: Study) -> dict:
     configurations = study_configurations(study)
     counts = _pair_counts(study)
-    target = study.target_per_pair
+    target = pair_target(study)
     sparse = sparse_threshold(study)
     matrix = []
     for i, x in enumerate(configurations):
@@ -626,6 +632,7 @@ def study_dashboard(*, study: Study) -> dict:
         "configurations": configurations,
         "matrix": matrix,
         "pairs": pairs,
+        "target": target,
         "pairs_at_target": sum(1 for row in matrix for c in row["cells"] if c and c["n"] >= target),
         "sparse_pairs": sum(1 for row in matrix for c in row["cells"] if c and c["sparse"]),
         "sparse_threshold": sparse,

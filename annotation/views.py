@@ -9,14 +9,16 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 from django.views.generic import TemplateView, View
 
 from agents import selectors as agent_selectors
 from core.errors import AppError
 from core.permissions import RoleRequiredMixin
 from core.roles import ANNOTATOR, COORDINATOR, RESEARCHER, user_has_role
-from core.tables import frame_html
+from core.tables import frame_html, table_frame
 from corpus import selectors as corpus_selectors
+from corpus.protocol import ALLOCATIONS, PAPER_CONFIGURATIONS, PAPER_FIGURES, PAPER_TIE_RATE, PAPER_VOTES
 
 from . import quality as quality_rules
 from . import selectors, services
@@ -71,7 +73,8 @@ class LeaseImageView(RoleRequiredMixin, View):
 
 
 STUDY_NAME_RULE = "A study name uses letters, digits, hyphens and underscores only (no spaces), e.g. pilot-2."
-QUALITY_RATES = ("attention_rate", "repeat_rate")
+# Settings added after the first studies: optional on the form, a form posted without them keeps the model defaults.
+OPTIONAL_SETTINGS = ("attention_rate", "repeat_rate", "allocation", "adaptive_floor", "stop_when_flip_below")
 
 
 class StudyForm(forms.ModelForm):
@@ -110,13 +113,13 @@ class StudyForm(forms.ModelForm):
         self.fields["configurations"].choices = choices
         self.fields["configurations"].initial = [slug for slug, _ in choices]
         self.fields["figure_fields"].choices = [(f, f) for f in corpus_selectors.figure_fields()]
-        for name in QUALITY_RATES:  # optional: a study without quality checks leaves them at 0
+        for name in OPTIONAL_SETTINGS:
             self.fields[name].required = False
 
     def clean(self):
         cleaned = super().clean()
-        for name in QUALITY_RATES:
-            if cleaned.get(name) is None:
+        for name in OPTIONAL_SETTINGS:
+            if cleaned.get(name) in (None, ""):
                 cleaned[name] = Study._meta.get_field(name).default
         return cleaned
 
@@ -147,6 +150,23 @@ class ArtifactStudyForm(forms.Form):
         return [a for a in re.split(r"[\s,;]+", self.cleaned_data["rating_axes"]) if a] or None
 
 
+class PlannerForm(forms.Form):
+    """The study planner's inputs (table `study-plan`, computed by bt_elo, which also checks the bounds)."""
+
+    configurations = forms.IntegerField(initial=PAPER_CONFIGURATIONS, min_value=2)
+    figures = forms.IntegerField(initial=PAPER_FIGURES, min_value=1)
+    strength_spread = forms.FloatField(
+        initial=300.0, min_value=0, label="strength spread (Elo)", help_text="best minus worst, equally spaced"
+    )
+    tie_rate = forms.FloatField(initial=round(PAPER_TIE_RATE, 3), min_value=0, max_value=0.95)
+    cluster_sd = forms.FloatField(
+        initial=100.0, min_value=0, label="per-figure sd (Elo)", help_text="how much figures shift the strengths"
+    )
+    budgets = forms.CharField(initial=f"1000,2000,{PAPER_VOTES},8000", help_text="vote counts, comma-separated")
+    allocation = forms.ChoiceField(choices=[(a, a) for a in ALLOCATIONS])
+    simulations = forms.IntegerField(initial=40, min_value=2, help_text="simulated studies per budget (≤ 200)")
+
+
 class InviteForm(forms.Form):
     username = forms.CharField(max_length=150)
     email = forms.EmailField(required=False)
@@ -165,7 +185,24 @@ class CoordinateView(RoleRequiredMixin, TemplateView):
         context["studies"] = selectors.study_list().prefetch_related("configurations", "annotators")
         context.setdefault("form", StudyForm())
         context.setdefault("artifact_form", ArtifactStudyForm())
+        context.update(self._plan())
         return context
+
+    def _plan(self) -> dict:
+        """The planner: unbound until asked (?plan=1), then its summary table and the plot's query."""
+        if "plan" not in self.request.GET:
+            return {"planner": PlannerForm()}
+        planner = PlannerForm(self.request.GET)
+        if not planner.is_valid():
+            return {"planner": planner}
+        try:
+            frame = table_frame("study-plan", **planner.cleaned_data)
+        except AppError as error:
+            planner.add_error(None, error.detail)
+            return {"planner": planner}
+        # frame_html escapes every cell itself.
+        table = mark_safe(frame_html(frame))  # noqa: S308
+        return {"planner": planner, "plan_table": table, "plan_query": self.request.GET.urlencode()}
 
     def post(self, request):
         if not user_has_role(request.user, COORDINATOR):

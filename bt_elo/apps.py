@@ -62,3 +62,37 @@ class BtEloConfig(AppConfig):
             title="Paired effects under each weight vector",
             parameters=("study", "judge"),
         )
+        # Issue 16: how settled the human ranking is, where the next votes should go, and how many a study needs.
+        register_table(
+            "elo-stability",
+            s.elo_stability_table,
+            title="Elo ranking stability at 10…100 % of the study's source figures (figures resampled with all their "
+            "counted votes; 2,000 refits per fraction, seed 20260720)",
+            parameters=("study",),
+        )
+        register_table(
+            "elo-adjacent",
+            s.elo_adjacent_table,
+            title="Adjacent configurations in the Elo order: 95 % cluster-bootstrap difference interval, rank-flip "
+            "probability, and votes to separate (Fisher-information projection at the current gap)",
+            parameters=("study",),
+        )
+        plan_parameters = ("configurations", "figures", "strength_spread", "tie_rate", "cluster_sd", "budgets")
+        plan_parameters += ("simulations", "allocation")
+        register_table(
+            "study-plan",
+            s.study_plan_table,
+            title="Study plan from simulated studies: expected 95 % CI half-width and P(true order) per vote budget "
+            "(Bradley–Terry with ties and per-figure effects; sandwich intervals, no bootstrap)",
+            parameters=plan_parameters,
+        )
+        register_table(
+            "study-plan-swaps",
+            s.study_plan_swaps_table,
+            title="Study plan: probability that each truly adjacent pair comes out swapped, per vote budget",
+            parameters=plan_parameters,
+        )
+        # Adaptive studies ask bt_elo (which fits the ratings) where their next votes should go.
+        from annotation.services.allocation import register_pair_planner
+
+        register_pair_planner(s.adaptive_pair_plan)

@@ -161,6 +161,60 @@ def judge_runs_plot(runs: pd.DataFrame, fmt: str = "png") -> bytes:
     return _encode(figure, fmt)
 
 
+def study_plan_plot(summary: pd.DataFrame, swaps: pd.DataFrame, fmt: str = "png") -> bytes:
+    """The planner's curves per vote budget: expected 95 % CI half-width, and P(true order) with each adjacent swap.
+    One colour per allocation for the study-wide curves; one colour per pair (and a dash per allocation) for swaps."""
+    if summary.empty:
+        return _empty("Nothing planned", fmt)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    allocations = list(dict.fromkeys(summary["allocation"]))
+    dashes = {a: style for a, style in zip(allocations, (":", "-.", "--"))}
+    figure, (width_axis, order_axis) = plt.subplots(1, 2, figsize=(11, 4))
+    for n, (allocation, group) in enumerate(summary.groupby("allocation", sort=False)):
+        colour = colours[n % len(colours)]
+        width_axis.plot(
+            group["budget"], group["mean_ci_half_width"], "o-", color=colour, label=f"{allocation}: expected"
+        )
+        width_axis.plot(
+            group["budget"],
+            group["empirical_ci_half_width"],
+            "x--",
+            color=colour,
+            label=f"{allocation}: across studies",
+        )
+        order_axis.plot(
+            group["budget"],
+            group["order_recovered_probability"],
+            "o-",
+            lw=2.5,
+            color=colour,
+            label=f"{allocation}: P(true order)",
+        )
+    pair_colours = colours[len(allocations) :] or colours
+    for n, ((upper, lower), pair) in enumerate(swaps.groupby(["upper", "lower"], sort=False)):
+        for allocation, group in pair.groupby("allocation", sort=False):
+            order_axis.plot(
+                group["budget"],
+                group["swap_probability"],
+                dashes.get(allocation, ":"),
+                lw=1,
+                color=pair_colours[n % len(pair_colours)],
+                label=f"{allocation}: P({lower} above {upper})",
+            )
+    width_axis.set_xlabel("votes")
+    width_axis.set_ylabel("mean 95 % CI half-width (Elo)")
+    width_axis.set_title("Precision")
+    width_axis.grid(alpha=0.3)
+    width_axis.legend(frameon=False, fontsize=8)
+    order_axis.set_xlabel("votes")
+    order_axis.set_ylabel("probability")
+    order_axis.set_ylim(0, 1)
+    order_axis.set_title("Order recovered; adjacent swaps")
+    order_axis.grid(alpha=0.3)
+    order_axis.legend(frameon=False, fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    return _encode(figure, fmt)
+
+
 def message_plot(message: str, fmt: str = "png") -> bytes:
     """A plot that says why there is nothing to draw (no votes yet, no judge scores yet)."""
     return _empty(message, fmt)

@@ -16,6 +16,8 @@ from django.core.cache import cache
 from scipy import stats as sps
 
 from annotation import selectors as annotation_selectors
+from annotation.services.allocation import PairPlan
+from core.cache import cached_analysis
 from core.errors import AppError, Invalid
 from corpus.protocol import (
     AGREEMENT_BOOTSTRAP_RESAMPLES,
@@ -26,7 +28,7 @@ from corpus.protocol import (
 from scoring import selectors as scoring_selectors
 from scoring import stats as scoring_stats
 
-from . import agreement, bradley_terry
+from . import agreement, bradley_terry, stability
 
 ELO_COLUMNS = [
     "configuration",
@@ -332,3 +334,170 @@ def weight_sensitivity_table(*, study: str | None = None, judge: str | None = No
 
 def weight_sensitivity_effects_table(*, study: str | None = None, judge: str | None = None) -> pd.DataFrame:
     return weight_sensitivity_tables(study=study, judge=judge).effects
+
+
+# --- ranking stability, adaptive allocation, study planning (issue 16) ------------------------------
+# Resamples behind an adaptive study's next-pair plan: enough for the covariance of K Elo values, small enough that
+# a refit after a vote stays well under a second; cached per vote counts, so most next-item calls reuse it.
+ADAPTIVE_RESAMPLES = 200
+
+
+def _study_inputs(study: str | None) -> tuple[pd.DataFrame, list[str]]:
+    comparisons = study_comparisons(study=study)
+    columns = ["task_id", "config_a", "config_b", "outcome"]
+    return comparisons[columns].reset_index(drop=True), study_configurations(comparisons, study=study)
+
+
+def elo_stability_table(*, study: str | None = None) -> pd.DataFrame:
+    """Elo rank stability when only a fraction (10 %…100 %) of the study's source figures had been annotated: each
+    fraction resamples that many figures with all their counted votes, 2,000 refits, seed 20260720."""
+    comparisons, configurations = _study_inputs(study)
+    if comparisons.empty or len(configurations) < 2:
+        return pd.DataFrame([], columns=stability.ELO_STABILITY_COLUMNS)
+    return cached_analysis(
+        "elo-stability",
+        (comparisons, configurations),
+        lambda: stability.elo_stability(comparisons, configurations=configurations),
+    )
+
+
+def elo_adjacent_table(*, study: str | None = None) -> pd.DataFrame:
+    """Neighbours in the Elo order: gap, 95 % cluster-bootstrap difference interval, rank-flip probability, and the
+    further votes on the pair projected to separate them (Fisher information at the current effect)."""
+    comparisons, configurations = _study_inputs(study)
+    if comparisons.empty or len(configurations) < 2:
+        return pd.DataFrame([], columns=stability.ELO_ADJACENT_COLUMNS)
+    return cached_analysis(
+        "elo-adjacent",
+        (comparisons, configurations),
+        lambda: stability.elo_adjacent(comparisons, configurations=configurations),
+    )
+
+
+def stability_panel(*, study: str | None = None) -> dict:
+    """The dashboard's stability panel: elo-adjacent rows and whether the study's stopping rule is met (every
+    adjacent pair's rank-flip probability below the coordinator's threshold)."""
+    resolved = annotation_selectors.study_resolve(study=study)
+    table = elo_adjacent_table(study=resolved.name)
+    threshold = resolved.stop_when_flip_below
+    worst = float(table["rank_flip_probability"].max()) if len(table) else None
+    finite = table.replace([np.inf, -np.inf], np.nan).astype(object)
+    return {
+        "study": resolved.name,
+        "threshold": threshold,
+        "max_flip_probability": worst,
+        "stopping_rule_met": worst is not None and worst < threshold,
+        "columns": list(table.columns),
+        "rows": finite.where(finite.notna(), None).to_dict(orient="records"),  # inf votes (gap 0) as null
+    }
+
+
+def adaptive_pair_plan(*, study, pair_votes: dict[tuple[int, int], int]) -> PairPlan:
+    """The next votes of an adaptive study (bt_elo.stability.next_pairs_adaptive over a batch of one vote per pair),
+    from its counted votes: Elo and 200 cluster-bootstrap draws. Cached per (study, votes per pair, floor), a key the
+    engine already holds, so only the first next-item call after a vote reads the comparisons and refits. (A revised
+    vote that leaves every pair's count unchanged keeps the plan until the next vote: the order is a heuristic.)
+    An empty plan (least covered first) before any vote."""
+    no_plan = PairPlan(planned={}, priority={})
+
+    def plan() -> PairPlan:
+        comparisons, configurations = _study_inputs(study.name)
+        ids = {c.slug: c.pk for c in annotation_selectors.study_configurations(study)}
+        configurations = [slug for slug in configurations if slug in ids]
+        if comparisons.empty or len(configurations) < 2:
+            return no_plan
+        index = {ids[slug]: n for n, slug in enumerate(configurations)}
+        counts = np.zeros((len(configurations), len(configurations)), dtype=np.int64)
+        for (x, y), n in pair_votes.items():
+            if x in index and y in index:
+                counts[index[x], index[y]] = counts[index[y], index[x]] = n
+        try:
+            boot = bradley_terry.bootstrap_elo(
+                comparisons, configurations=configurations, resamples=ADAPTIVE_RESAMPLES, seed=ELO_BOOTSTRAP_SEED
+            )
+        except np.linalg.LinAlgError:
+            # A few votes forming a perfect order (no cycle) can leave a bootstrap refit singular: serve least
+            # covered first until the votes say more, rather than fail the annotator's next item.
+            return no_plan
+        table = stability.next_pairs_adaptive(
+            configurations=configurations,
+            pair_votes=counts,
+            floor=study.adaptive_floor,
+            elo=boot.ratings.elo,
+            elo_draws=boot.samples,
+            batch=len(pair_votes),
+        )
+        keys = {frozenset(pair): pair for pair in pair_votes}
+        planned, priority = {}, {}
+        for row in table.itertuples():
+            pair = keys.get(frozenset((ids[row.upper], ids[row.lower])))
+            if pair is not None:
+                planned[pair], priority[pair] = int(row.next_votes), float(row.priority)
+        return PairPlan(planned=planned, priority=priority)
+
+    return cached_analysis(
+        "adaptive-plan", (study.pk, study.created_at, sorted(pair_votes.items()), study.adaptive_floor), plan
+    )
+
+
+# Bounds that keep a planner request within a few seconds (the command takes any values).
+PLAN_LIMITS = {
+    "configurations": (2, 30),
+    "figures": (1, 100_000),
+    "strength_spread": (0.0, 2000.0),
+    "tie_rate": (0.0, 0.95),
+    "cluster_sd": (0.0, 1000.0),
+    "simulations": (2, 200),
+}
+PLAN_MAX_BUDGETS = 8
+PLAN_MAX_BUDGET = 50_000
+
+
+def study_plan_parameters(**raw) -> dict:
+    """Planner parameters from a request or a form (strings or numbers), checked against PLAN_LIMITS; missing ones
+    take plan_study's defaults. `budgets` is a list or a comma-separated string of vote counts."""
+    parameters = {}
+    for name, (low, high) in PLAN_LIMITS.items():
+        value = raw.get(name)
+        if value in (None, ""):
+            continue
+        kind = int if isinstance(low, int) else float
+        try:
+            number = kind(value)
+        except (TypeError, ValueError):
+            raise Invalid(f"{name}: expected a number, got {value!r}") from None
+        if not low <= number <= high:
+            raise Invalid(f"{name}: must lie between {low} and {high}, got {value}")
+        parameters[name] = number
+    budgets = raw.get("budgets")
+    if budgets not in (None, ""):
+        items = budgets.replace(";", ",").split(",") if isinstance(budgets, str) else list(budgets)
+        try:
+            values = sorted({int(str(b).strip()) for b in items if str(b).strip()})
+        except ValueError:
+            raise Invalid(f"budgets: expected vote counts separated by commas, got {budgets!r}") from None
+        if not values or len(values) > PLAN_MAX_BUDGETS or values[0] < 1 or values[-1] > PLAN_MAX_BUDGET:
+            raise Invalid(f"budgets: 1 to {PLAN_MAX_BUDGETS} vote counts between 1 and {PLAN_MAX_BUDGET}")
+        parameters["budgets"] = tuple(values)
+    allocation = raw.get("allocation")
+    if allocation not in (None, ""):
+        if allocation not in stability.ALLOCATIONS:
+            raise Invalid(f"allocation: one of {', '.join(stability.ALLOCATIONS)}, got {allocation!r}")
+        parameters["allocation"] = allocation
+    return parameters
+
+
+def study_plan(**raw) -> stability.StudyPlan:
+    """bt_elo.stability.plan_study for the given parameters, cached per parameters (the page's table and plot share
+    one simulation)."""
+    parameters = study_plan_parameters(**raw)
+    return cached_analysis("study-plan", (sorted(parameters.items()),), lambda: stability.plan_study(**parameters))
+
+
+def study_plan_table(**raw) -> pd.DataFrame:
+    """Expected precision and order recovery per vote budget from simulated studies (see plan_study)."""
+    return study_plan(**raw).summary
+
+
+def study_plan_swaps_table(**raw) -> pd.DataFrame:
+    return study_plan(**raw).swaps

@@ -45,16 +45,24 @@ from bt_elo.bradley_terry import (
     figure_win_matrices,
     fit_bradley_terry,
 )
-from corpus.protocol import ELO_BOOTSTRAP_RESAMPLES, ELO_BOOTSTRAP_SEED, SPARSE_PAIR_THRESHOLD
+from corpus.protocol import (
+    ADAPTIVE_PAIR_FLOOR,
+    ALLOCATION_COVERAGE,
+    ALLOCATIONS,
+    ELO_BOOTSTRAP_RESAMPLES,
+    ELO_BOOTSTRAP_SEED,
+    ELO_STABILITY_FRACTIONS,
+    PAPER_CONFIGURATIONS,
+    PAPER_FIGURES,
+    PAPER_TIE_RATE,
+    PAPER_VOTES,
+)
 from scoring.stability import STABILITY_COLUMNS, kendall_tau_to_reference, summarise_draws
 
-# Fractions of the study's source figures resampled by elo_stability (1.0 = the usual bootstrap).
-ELO_STABILITY_FRACTIONS: tuple[float, ...] = (0.1, 0.25, 0.5, 0.75, 1.0)
 # Two-sided 95 % normal quantile for the planner's analytic intervals.
 Z_95 = 1.959963984540054
-# Below-floor pairs are served before any priority ordering: the paper's "sparse pair" line.
-DEFAULT_PAIR_FLOOR = SPARSE_PAIR_THRESHOLD
-ALLOCATIONS = ("coverage", "adaptive")
+# Below-floor pairs are served before any priority ordering.
+DEFAULT_PAIR_FLOOR = ADAPTIVE_PAIR_FLOOR
 
 ELO_STABILITY_COLUMNS = STABILITY_COLUMNS + ["figures_available", "regularised_resamples"]
 ELO_ADJACENT_COLUMNS = [
@@ -475,15 +483,15 @@ def _evaluate(beta_hat, covariance, true_beta):
 
 def plan_study(
     *,
-    configurations: int | Sequence[str] = 10,
-    figures: int = 1000,
+    configurations: int | Sequence[str] = PAPER_CONFIGURATIONS,
+    figures: int = PAPER_FIGURES,
     strength_spread: float = 300.0,
-    tie_rate: float = 0.3,
+    tie_rate: float = PAPER_TIE_RATE,
     cluster_sd: float = 100.0,
-    budgets: Sequence[int] = (1000, 2000, 4270),
+    budgets: Sequence[int] = (1000, 2000, PAPER_VOTES),
     simulations: int = 100,
     seed: int = 0,
-    allocation: str = "coverage",
+    allocation: str = ALLOCATION_COVERAGE,
     floor: int = DEFAULT_PAIR_FLOOR,
     round_votes: int | None = None,
 ) -> StudyPlan:
@@ -536,7 +544,7 @@ def plan_study(
         dealt=np.zeros((simulations, 0), dtype=np.int64),
     )
     fits = {}
-    if allocation == "coverage":
+    if allocation == ALLOCATION_COVERAGE:
         studies.add(_round_robin(rng, simulations, len(pairs), budgets[-1]), pairs)
         for budget in budgets:
             fits[budget] = studies.fit(budget)

@@ -27,8 +27,12 @@ AUTOMATED_TABLES = (
     "pptbench-leaderboard",
     "gate-repeatability",
     "gate-policies",
+    "pptbench-stability",
+    "pptbench-stability-pairs",
+    "score-stability",
+    "score-stability-pairs",
 )
-ELO_TABLES = ("elo", "rank-probabilities", "win-rates", "coverage")
+ELO_TABLES = ("elo", "rank-probabilities", "win-rates", "coverage", "elo-stability", "elo-adjacent")
 AGREEMENT_TABLES = (
     "agreement-margin",
     "agreement-3class",
@@ -176,7 +180,7 @@ class PlotView(RoleRequiredMixin, View):
         if name in PLOTS_NEEDING_STUDY and not p["study"]:
             raise Http404("name a study with ?study=")
         try:
-            body = self.draw(name, p, fmt)
+            body = self._study_plan(request, fmt) if name == "study-plan" else self.draw(name, p, fmt)
         except NotFound as error:  # an unknown study or judge
             raise Http404(error.detail) from None
         except AppError as error:  # no data to draw yet: say so in the image
@@ -186,6 +190,11 @@ class PlotView(RoleRequiredMixin, View):
             suffix = f"-{p['study']}" if p["study"] and name in PLOTS_NEEDING_STUDY else ""
             response["Content-Disposition"] = f'attachment; filename="{name}{suffix}.{fmt}"'
         return response
+
+    @staticmethod
+    def _study_plan(request, fmt: str) -> bytes:
+        plan = selectors.study_plan(**request.GET.dict())  # the planner's query (its bounds checked there)
+        return plots.study_plan_plot(plan.summary, plan.swaps, fmt)
 
     @staticmethod
     def draw(name: str, p: dict, fmt: str) -> bytes:
@@ -228,3 +237,16 @@ class LiveLeaderboardView(RoleRequiredMixin, View):
         if elo is None:
             return JsonResponse({"status": "computing", "rows": []})
         return JsonResponse(selectors.leaderboard(elo))
+
+
+class StabilityPanelView(RoleRequiredMixin, View):
+    """The dashboard's stability panel: elo-adjacent rows and the study's stopping rule (cached per vote set)."""
+
+    roles = (COORDINATOR, RESEARCHER)
+
+    def get(self, request):
+        try:
+            panel = selectors.stability_panel(study=request.GET.get("study") or None)
+        except AppError as error:
+            return JsonResponse({"error": error.code, "detail": error.detail}, status=error.status)
+        return JsonResponse(panel)

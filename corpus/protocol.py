@@ -46,3 +46,33 @@ TIE_OUTCOMES: frozenset[str] = frozenset({"tie_success", "tie_failure"})
 # Image sizes shown to people: the side-by-side rendering's long edge and every thumbnail's (source figures and slides).
 RENDER_LONG_EDGE = 1600
 THUMBNAIL_LONG_EDGE = 320
+
+# Issue 16 — ranking stability (source: PPTBench results/bootstrap.json — "seed": 20260816,
+# "iterations": 10000, sample sizes 50…500 — from scripts/vlm_judge/bootstrap_ranking_stability.py,
+# Einsia/PPTBench d64c09f). The task-resampling bootstrap of a leaderboard, reproduced value for value.
+STABILITY_ITERATIONS = 10_000
+STABILITY_SEED = 20260816
+STABILITY_SAMPLE_SIZES: tuple[int, ...] = (50, 100, 200, 300, 400, 500)
+STABILITY_CI_QUANTILES: tuple[float, float] = (0.025, 0.975)
+STABILITY_TAU_QUANTILES: tuple[float, float] = (0.05, 0.95)
+# Top-k sets whose exact membership is reported (top 1 is reported as "the same winner").
+STABILITY_TOP_SETS: tuple[int, ...] = (2, 3, 5)
+# The per-model "in the top k" probability PPTBench reports.
+STABILITY_TOP_MEMBERSHIP = 3
+# Fractions of a study's source figures resampled for Elo stability (1.0 = the usual cluster bootstrap).
+ELO_STABILITY_FRACTIONS: tuple[float, ...] = (0.1, 0.25, 0.5, 0.75, 1.0)
+
+# Issue 16 — how a study spends its votes. "coverage": every pair to its target (REFERENCE 5);
+# "adaptive": every pair to a floor, then the pairs whose next vote most reduces ranking uncertainty.
+ALLOCATION_COVERAGE = "coverage"
+ALLOCATION_ADAPTIVE = "adaptive"
+ALLOCATIONS: tuple[str, ...] = (ALLOCATION_COVERAGE, ALLOCATION_ADAPTIVE)
+# The adaptive floor defaults to the sparse-pair line: no pair is left sparse by adaptive serving.
+ADAPTIVE_PAIR_FLOOR = SPARSE_PAIR_THRESHOLD
+
+# REFERENCE 5/7 — ReFigBench's snapshot, the study planner's defaults: 4,270 valid annotations of which
+# 2,990 decisive (so 1,280 ties) over 10 configurations and 1,000 figures.
+PAPER_CONFIGURATIONS = 10
+PAPER_FIGURES = 1000
+PAPER_VOTES = 4270
+PAPER_TIE_RATE = (4270 - 2990) / 4270

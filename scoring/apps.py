@@ -65,3 +65,44 @@ class ScoringConfig(AppConfig):
             s.pptbench_gate_policies_table,
             title="PPTBench passing tasks and mean score (non-passing = 0) under each gate policy",
         )
+        # Issue 16: how settled the automated rankings are (PPTBench's bootstrap.json, reproduced; ReFigBench alike).
+        scope = (
+            "task-resampling bootstrap, 10,000 draws per sample size (50…500 tasks, with replacement), seed 20260816"
+        )
+        register_table(
+            "pptbench-stability",
+            s.pptbench_stability_table,
+            title=f"PPTBench ranking stability per sample size: Kendall τ to the full order, top-k sets ({scope})",
+        )
+        register_table(
+            "pptbench-stability-models",
+            s.pptbench_stability_models_table,
+            title=f"PPTBench per-model 95 % intervals and P(top 3) per sample size ({scope})",
+        )
+        register_table(
+            "pptbench-stability-pairs",
+            s.pptbench_stability_pairs_table,
+            title=f"PPTBench adjacent pairs: difference interval and rank-flip probability ({scope})",
+        )
+        figure_scope = (
+            "per judge and run and over runs (run 'mean'); resampling source figures scored for every configuration, "
+            "10,000 draws per sample size, seed 20260816; gate failures score 0"
+        )
+        register_table(
+            "score-stability",
+            s.score_stability_table,
+            title=f"Rubric-score ranking stability ({figure_scope})",
+            parameters=jr,
+        )
+        register_table(
+            "score-stability-models",
+            s.score_stability_models_table,
+            title=f"Rubric-score per-configuration intervals and P(top 3) ({figure_scope})",
+            parameters=jr,
+        )
+        register_table(
+            "score-stability-pairs",
+            s.score_stability_pairs_table,
+            title=f"Rubric-score adjacent pairs: difference interval and rank-flip probability ({figure_scope})",
+            parameters=jr,
+        )

@@ -6,10 +6,11 @@ import numpy as np
 import pandas as pd
 
 from agents import selectors as agent_selectors
+from core.cache import cached_analysis
 from core.errors import Invalid
 from corpus.protocol import RUBRIC_AXES
 
-from . import pptbench, stats
+from . import pptbench, stability, stats
 from .models import JudgeRecord, JudgeRun, PptbenchScore
 
 SCORE_COLUMNS = [
@@ -186,3 +187,62 @@ def pptbench_gate_policies_table() -> pd.DataFrame:
     if frame.empty:
         return pd.DataFrame([], columns=pptbench.GATE_POLICY_COLUMNS)
     return pptbench.gate_policies(frame)
+
+
+# --- ranking stability (issue 16) -----------------------------------------------------------------
+def pptbench_stability() -> stability.RankingStability | None:
+    """PPTBench's task-resampling bootstrap (10,000 draws per sample size, seed 20260816) over the imported
+    scores.csv; cached per input, so the three tables and the pages compute it once. None before any import."""
+    frame = pptbench_frame()
+    if frame.empty:
+        return None
+    long = stability.pptbench_long(frame)
+    return cached_analysis("pptbench-stability", (long,), lambda: stability.ranking_stability(long))
+
+
+def pptbench_stability_table() -> pd.DataFrame:
+    result = pptbench_stability()
+    return result.stability if result else pd.DataFrame([], columns=stability.STABILITY_COLUMNS)
+
+
+def pptbench_stability_models_table() -> pd.DataFrame:
+    result = pptbench_stability()
+    return result.models if result else pd.DataFrame([], columns=stability.STABILITY_MODEL_COLUMNS)
+
+
+def pptbench_stability_pairs_table() -> pd.DataFrame:
+    result = pptbench_stability()
+    return result.pairs if result else pd.DataFrame([], columns=stability.STABILITY_PAIR_COLUMNS)
+
+
+STABILITY_GROUPS = ["judge", "run"]
+
+
+def score_stability(*, judge: str | None = None, run: str | None = None) -> stability.RankingStability:
+    """The same bootstrap over ReFigBench rubric scores, resampling source figures, per judge and run and over the
+    mean of each judge's runs (run "mean"). Gate failures count 0 (as in every mean); a figure missing a score for
+    any configuration in a judge run is left out of that run's analysis (``dropped_tasks``)."""
+    scores = scores_frame(judge=judge)[["task_id", "configuration", "judge", "run", "score"]]
+    per_run = scores.assign(run=scores["run"].astype(str))
+    over_runs = scores.groupby(["task_id", "configuration", "judge"], as_index=False)["score"].mean()
+    frame = pd.concat([per_run, over_runs.assign(run=stats.MEAN_RUN)], ignore_index=True)
+    if run not in (None, ""):
+        frame = frame[frame["run"] == str(run)]
+    frame = frame.dropna(subset=["score"]).reset_index(drop=True)
+    return cached_analysis(
+        "score-stability",
+        (frame,),
+        lambda: stability.ranking_stability_by(frame, by=STABILITY_GROUPS, model_column="configuration"),
+    )
+
+
+def score_stability_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
+    return score_stability(judge=judge, run=run).stability
+
+
+def score_stability_models_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
+    return score_stability(judge=judge, run=run).models
+
+
+def score_stability_pairs_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
+    return score_stability(judge=judge, run=run).pairs

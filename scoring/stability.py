@@ -35,18 +35,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-# Protocol constants (source: PPTBench bootstrap.json — "seed": 20260816, "iterations": 10000,
-# sample_sizes 50…500 — produced by scripts/vlm_judge/bootstrap_ranking_stability.py, Einsia/PPTBench
-# d64c09f). To move into corpus/protocol.py with the other fixed seeds.
-STABILITY_ITERATIONS = 10_000
-STABILITY_SEED = 20260816
-STABILITY_SAMPLE_SIZES: tuple[int, ...] = (50, 100, 200, 300, 400, 500)
-STABILITY_CI_QUANTILES: tuple[float, float] = (0.025, 0.975)
-STABILITY_TAU_QUANTILES: tuple[float, float] = (0.05, 0.95)
-# Top-k sets whose exact membership is reported (top 1 is reported as "the same winner").
-STABILITY_TOP_SETS: tuple[int, ...] = (2, 3, 5)
-# The per-model "in the top k" probability PPTBench reports.
-STABILITY_TOP_MEMBERSHIP = 3
+from corpus.protocol import (
+    STABILITY_CI_QUANTILES,
+    STABILITY_ITERATIONS,
+    STABILITY_SAMPLE_SIZES,
+    STABILITY_SEED,
+    STABILITY_TAU_QUANTILES,
+    STABILITY_TOP_MEMBERSHIP,
+    STABILITY_TOP_SETS,
+)
 
 STABILITY_COLUMNS = [
     "sample_size",

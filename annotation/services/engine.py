@@ -17,9 +17,12 @@ from django.db.models import Count, Exists, F, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from corpus.protocol import ALLOCATION_ADAPTIVE
+
 from .. import assignment, selectors
 from ..errors import StudyUnavailable
 from ..models import Item, Lease, Purpose, Study, StudyFigure, StudyPair
+from .allocation import pair_plan
 from .counters import CounterChanges
 from .pool import GONE_LEASE_STATES, leases_expire, study_pool_sync
 
@@ -153,7 +156,9 @@ def _pairs_in_serving_order(study: Study, annotator, *, with_free_item: bool = F
     """(pair row id, x, y) of the study's pairs in the order assignment.pairs_by_need defines: furthest below the
     study's target first (votes plus fresh items out), then a seeded order. `with_free_item`: only pairs that still
     have an item this annotator may get (a query over the whole pool: the fallback when the first pairs tried had
-    none)."""
+    none). Adaptive studies: _pairs_in_adaptive_order."""
+    if study.allocation == ALLOCATION_ADAPTIVE:
+        return _pairs_in_adaptive_order(study, annotator)
     pairs = StudyPair.objects.filter(study=study)
     if with_free_item:
         pairs = pairs.filter(
@@ -169,6 +174,32 @@ def _pairs_in_serving_order(study: Study, annotator, *, with_free_item: bool = F
     }
     order = assignment.pairs_by_need(
         list(rows), {p: need for p, (_, need) in rows.items()}, target=study.target_per_pair, seed=study.seed
+    )
+    return [(rows[p][0], *p) for p in order]
+
+
+def _pairs_in_adaptive_order(study: Study, annotator) -> list[tuple]:
+    """Adaptive studies: assignment.pairs_adaptive over the pairs with a free item, every pair to the floor first,
+    then the plan (allocation.pair_plan) made from the counted votes of all the study's pairs."""
+    has_free = Exists(
+        _free_items(study, annotator).filter(config_x_id=OuterRef("config_x_id"), config_y_id=OuterRef("config_y_id"))
+    )
+    rows = {
+        (x, y): (pk, votes, out, free)
+        for pk, x, y, votes, out, free in StudyPair.objects.filter(study=study)
+        .annotate(free=has_free)
+        .values_list("pk", "config_x_id", "config_y_id", "votes", "open_fresh", "free")
+    }
+    votes = {p: row[1] for p, row in rows.items()}
+    plan = pair_plan(study=study, pair_votes=votes)
+    order = assignment.pairs_adaptive(
+        [p for p, row in rows.items() if row[3]],
+        votes=votes,
+        out={p: row[2] for p, row in rows.items()},
+        floor=study.adaptive_floor,
+        seed=study.seed,
+        planned=plan.planned if plan else None,
+        priority=plan.priority if plan else None,
     )
     return [(rows[p][0], *p) for p in order]
 
@@ -194,14 +225,20 @@ def _fresh_lease(*, study: Study, annotator, mine: _Mine, now: datetime) -> Leas
     (a lease committed by someone else since our read makes the claim fail, and we try again). Nearly always that pair
     has an item for this annotator; when it has none, ask which pairs do, in serving order, waiting at the end for the
     first one's lock when others hold them all."""
+    # Adaptive studies have no single neediest pair in the database's order: they go straight to their plan's order.
+    adaptive = study.allocation == ALLOCATION_ADAPTIVE
     for _ in range(CLAIM_TRIES):
         neediest = (
-            StudyPair.objects.filter(study=study)
-            .annotate(need=F("votes") + F("open_fresh"))
-            .order_by(*assignment.PAIR_ORDER, "pk")
-            .select_for_update(skip_locked=True, of=("self",))
-            .values_list("pk", "config_x_id", "config_y_id", "x_left", "y_left")
-            .first()
+            None
+            if adaptive
+            else (
+                StudyPair.objects.filter(study=study)
+                .annotate(need=F("votes") + F("open_fresh"))
+                .order_by(*assignment.PAIR_ORDER, "pk")
+                .select_for_update(skip_locked=True, of=("self",))
+                .values_list("pk", "config_x_id", "config_y_id", "x_left", "y_left")
+                .first()
+            )
         )
         if neediest is not None:
             pair_id, x, y, *sides = neediest

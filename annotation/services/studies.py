@@ -30,6 +30,9 @@ STUDY_SETTINGS = (
     "quota_per_annotator",
     "attention_rate",
     "repeat_rate",
+    "allocation",
+    "adaptive_floor",
+    "stop_when_flip_below",
 )
 
 

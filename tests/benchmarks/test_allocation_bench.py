@@ -23,14 +23,13 @@ import numpy as np
 import pandas as pd
 
 from bt_elo.stability import plan_study
-from corpus.protocol import SPARSE_PAIR_THRESHOLD
+from corpus.protocol import PAPER_TIE_RATE, PAPER_VOTES, SPARSE_PAIR_THRESHOLD
 
-PAPER_VOTES = 4270
 STUDY = {
     "configurations": 10,
     "figures": 1000,
     "strength_spread": 300.0,
-    "tie_rate": 1280 / 4270,  # ReFigBench: 4,270 valid annotations, 2,990 decisive
+    "tie_rate": PAPER_TIE_RATE,  # ReFigBench: 4,270 valid annotations, 2,990 decisive
     "cluster_sd": 100.0,
     "simulations": 200,
     "seed": 20260816,
