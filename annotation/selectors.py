@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -32,6 +33,8 @@ from PIL import Image, ImageDraw
 
 from agents import selectors as agent_selectors
 from core.errors import Invalid, NotFound
+from core.png import clean_png, png_is_plain
+from corpus import services as corpus_services
 from corpus.protocol import SPARSE_PAIR_THRESHOLD, TIE_OUTCOMES
 
 from .models import Comparison, Item, Lease, Study
@@ -223,7 +226,12 @@ def lease_payload(*, lease: Lease, done: int) -> dict:
     }
 
 
+NO_RENDERING = "No rendering: this deck could not be opened or rendered."
+
+
+@functools.cache
 def _placeholder_png(text: str) -> bytes:
+    """Drawn once per text per process: the same bytes for every artifact without a rendering."""
     image = Image.new("RGB", (800, 450), (236, 238, 241))
     ImageDraw.Draw(image).text((24, 24), text, fill=(60, 60, 60))
     buffer = io.BytesIO()
@@ -231,34 +239,28 @@ def _placeholder_png(text: str) -> bytes:
     return buffer.getvalue()
 
 
-def clean_png(data: bytes) -> bytes:
-    """Re-encode through Pillow to PNG carrying pixels only: no text chunks, EXIF, ICC or other metadata."""
-    with Image.open(io.BytesIO(data)) as source:
-        source.load()
-        mode = "RGBA" if source.mode in ("RGBA", "LA", "PA") or "transparency" in source.info else "RGB"
-        pixels = source.convert(mode)
-    clean = Image.frombytes(mode, pixels.size, pixels.tobytes())
-    buffer = io.BytesIO()
-    clean.save(buffer, format="PNG", optimize=False)
-    return buffer.getvalue()
-
-
 def lease_image(*, lease: Lease, side: str) -> bytes:
+    """The bytes of one of the lease's images, as stored: renders are written with pixel chunks only, and corpus figures
+    get a metadata-free copy at import, so serving is a read, not a re-encode. Bytes that are not plain (stored before
+    that, or put there by hand) are cleaned once and the result cached."""
     item = lease.item
     if side == "source":
-        name = item.figure.image.name
+        name = corpus_services.figure_clean_image(figure=item.figure)
     else:
         a, b = (item.artifact_x, item.artifact_y) if lease.left_is_x else (item.artifact_y, item.artifact_x)
         name = (a if side == "a" else b).render_png.name
         if not name:
-            return _placeholder_png("No rendering: this deck could not be opened or rendered.")
-    key = "annotation:png:" + hashlib.sha256(name.encode()).hexdigest()
-    data = cache.get(key)
-    if data is None:
-        with default_storage.open(name, "rb") as handle:
-            data = clean_png(handle.read())
-        cache.set(key, data, 3600)
-    return data
+            return _placeholder_png(NO_RENDERING)
+    with default_storage.open(name, "rb") as handle:
+        data = handle.read()
+    if png_is_plain(data):
+        return data
+    key = "annotation:png:" + hashlib.sha256(data).hexdigest()
+    clean = cache.get(key)
+    if clean is None:
+        clean = clean_png(data)
+        cache.set(key, clean, 3600)
+    return clean
 
 
 def annotator_summary(*, study: Study, user) -> dict:

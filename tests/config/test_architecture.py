@@ -17,7 +17,9 @@ def test_import_contracts_hold():
 
 def test_ruff_lint_and_format_are_clean():
     ruff = str(Path(sys.executable).parent / "ruff")
-    lint = subprocess.run([ruff, "check", "--output-format", "concise", "."], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    lint = subprocess.run(
+        [ruff, "check", "--output-format", "concise", "."], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert lint.returncode == 0, lint.stdout[-3000:] + lint.stderr[-2000:]
     form = subprocess.run([ruff, "format", "--check", "."], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert form.returncode == 0, form.stdout[-3000:] + form.stderr[-2000:]
