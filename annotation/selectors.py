@@ -19,6 +19,7 @@ from django.db.models import (
     ExpressionWrapper,
     F,
     Func,
+    Max,
     OuterRef,
     Q,
     QuerySet,
@@ -518,3 +519,13 @@ def study_dashboard(*, study: Study) -> dict:
         "overlap_target": int(round(study.overlap_rate * items_voted)),
         "open_leases": Lease.objects.filter(study=study, state=Lease.State.OPEN, expires_at__gt=timezone.now()).count(),
     }
+
+
+def comparisons_state(*, study: str | None = None) -> tuple:
+    """What the study's votes look like now, for caching analyses of them: the study, its configurations in order,
+    and the count and newest id of its comparison records (a vote, an undo or a revision adds one). Raises what
+    study_resolve raises."""
+    resolved = study_resolve(study=study)
+    votes = Comparison.objects.filter(study=resolved).aggregate(n=Count("id"), newest=Max("id"))
+    configurations = tuple(resolved.configurations.order_by("position", "slug").values_list("pk", flat=True))
+    return (resolved.pk, configurations, votes["n"], votes["newest"])

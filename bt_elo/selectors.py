@@ -10,6 +10,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from annotation import selectors as annotation_selectors
+from core.cache import cached_by_state
 from core.errors import AppError, Invalid
 from corpus.protocol import (
     AGREEMENT_BOOTSTRAP_RESAMPLES,
@@ -57,6 +58,15 @@ def study_configurations(comparisons: pd.DataFrame, *, study: str | None = None)
     return slugs
 
 
+def _votes_state(*, study: str | None = None, **_) -> tuple:
+    return annotation_selectors.comparisons_state(study=study)
+
+
+def _votes_and_scores_state(*, study: str | None = None, **_) -> tuple:
+    return (annotation_selectors.comparisons_state(study=study), scoring_selectors.scores_state())
+
+
+@cached_by_state(_votes_state)  # 2,000 refits: computed once per state of the votes (every Elo table, the leaderboard)
 def elo_bootstrap(
     *, study: str | None = None, resamples: int = ELO_BOOTSTRAP_RESAMPLES, seed: int = ELO_BOOTSTRAP_SEED
 ):
@@ -173,6 +183,7 @@ def _per_judge_run(frame: pd.DataFrame, compute) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame([], columns=["judge", "run"])
 
 
+@cached_by_state(_votes_and_scores_state)  # 5,000 resamples per judge and run: once per state of votes and scores
 def agreement_margin_table(
     *, study: str | None = None, judge: str | None = None, run: str | None = None
 ) -> pd.DataFrame:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from django.db.models import Count, Max
 
 from agents import selectors as agent_selectors
 from core.errors import Invalid
@@ -170,3 +171,11 @@ def pptbench_leaderboard_table() -> pd.DataFrame:
     if frame.empty:
         return pd.DataFrame([], columns=pptbench.LEADERBOARD_COLUMNS)
     return pptbench.leaderboard(frame)
+
+
+def scores_state() -> tuple:
+    """What scores_frame reads, as it is now, for caching analyses of judge scores: the judge runs, the records
+    (count, newest id, last update) and the artifacts whose gate and cap enter the final score."""
+    records = JudgeRecord.objects.aggregate(n=Count("id"), newest=Max("id"), updated=Max("updated_at"))
+    runs = tuple(JudgeRun.objects.order_by("pk").values_list("pk", flat=True))
+    return (runs, records["n"], records["newest"], records["updated"], agent_selectors.artifacts_state())
