@@ -239,3 +239,12 @@ def artifacts_state() -> tuple:
         n=Count("id"), newest=Max("id"), audited=Max("audited_at"), rendered=Max("rendered_at")
     )
     return tuple(state[k] for k in ("n", "newest", "audited", "rendered"))
+
+
+def artifact_provenance(*, figure_ids, configuration_ids) -> dict[tuple[int, int], tuple[int, str, dict | None]]:
+    """(configuration id, figure id) → (artifact id, render sha256, audit summary) for these figures and
+    configurations: what a vote records of what was shown, without loading whole artifacts (bulk imports)."""
+    rows = Artifact.objects.filter(
+        figure_id__in=list(figure_ids), configuration_id__in=list(configuration_ids)
+    ).values_list("configuration_id", "figure_id", "pk", "render_sha256", "audit_summary")
+    return {(c, f): (pk, render or "", summary) for c, f, pk, render, summary in rows}

@@ -23,7 +23,7 @@ from .. import selectors
 from ..models import Comparison, Item, Study
 from .counters import BULK_CHUNK, CounterChanges
 from .pool import study_lock
-from .votes import MAX_DWELL_MS, provenance
+from .votes import MAX_DWELL_MS
 
 BATTLE_COLUMNS = selectors.BATTLE_COLUMNS
 REQUIRED_COLUMNS = ("comparison_id", "study", "task_id", "annotator", "config_a", "config_b", "outcome")
@@ -111,7 +111,7 @@ class _Lookups:
     figures: dict[str, int]
     configurations: dict[str, object]
     stored_ids: set[str]
-    artifacts: dict[tuple[int, int], object]
+    artifacts: dict[tuple[int, int], tuple[int, str, dict | None]]  # agent_selectors.artifact_provenance
 
 
 class _BattleImport:
@@ -136,16 +136,18 @@ class _BattleImport:
         stored = set(Comparison.objects.filter(comparison_id__in=ids).values_list("comparison_id", flat=True))
         configuration_ids = [self.configurations[s].pk for s in slugs if s in self.configurations]
         artifacts = (
-            agent_selectors.artifacts_for_figures(figure_ids=figures.values(), configuration_ids=configuration_ids)
+            agent_selectors.artifact_provenance(figure_ids=figures.values(), configuration_ids=configuration_ids)
             if figures and configuration_ids
             else {}
         )
         return _Lookups(figures, self.configurations, stored, artifacts)
 
-    def provenance(self, artifact) -> dict[str, str]:
-        if artifact.pk not in self.digests:
-            self.digests[artifact.pk] = provenance(artifact)["audit"]
-        return {"render": artifact.render_sha256 or "", "audit": self.digests[artifact.pk]}
+    def provenance(self, artifact: tuple[int, str, dict | None]) -> dict[str, str]:
+        """votes.provenance for an artifact_provenance row; the audit digest computed once per artifact."""
+        pk, render, summary = artifact
+        if pk not in self.digests:
+            self.digests[pk] = selectors.audit_digest(summary)
+        return {"render": render, "audit": self.digests[pk]}
 
     def validate(self, row: dict, line: int, found: _Lookups) -> _Battle | None:
         """The row as ids to write, None when its comparison_id is stored already; raises RowError."""
@@ -201,8 +203,8 @@ class _BattleImport:
             figure_id=figure_id,
             a=a,
             b=b,
-            artifact_a=found.artifacts[(a.pk, figure_id)].pk,
-            artifact_b=found.artifacts[(b.pk, figure_id)].pk,
+            artifact_a=found.artifacts[(a.pk, figure_id)][0],
+            artifact_b=found.artifacts[(b.pk, figure_id)][0],
             annotator=row["annotator"],
             outcome=row["outcome"],
             reason=row.get("reason", ""),
