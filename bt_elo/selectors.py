@@ -149,6 +149,7 @@ def win_rate_table(*, study: str | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@cached_by_state(_votes_and_scores_state)  # the join every agreement table starts from
 def judged_comparisons(*, study: str | None = None, judge: str | None = None) -> pd.DataFrame:
     """Each vote with the judge margin (score of the artifact shown as A minus B) per run and over runs."""
     comparisons = study_comparisons(study=study)
@@ -236,6 +237,7 @@ def _elo_series(study: str | None) -> pd.Series | None:
     return table.set_index("configuration")["elo"] if len(table) else None
 
 
+@cached_by_state(_votes_and_scores_state)
 def weight_sensitivity_tables(*, study: str | None = None, judge: str | None = None):
     scores = scoring_selectors.scores_frame(judge=judge)
     try:
