@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from django.db.models import BigIntegerField, Count, F, Func, Q, QuerySet, Subquery, Value
+from django.db.models import BigIntegerField, Count, F, Func, Max, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from .configurations import ConfigurationSpec, configuration_pairs
@@ -250,3 +250,21 @@ def artifacts_for_figures(*, figure_ids, configuration_ids) -> dict[tuple[int, i
     """(configuration id, figure id) → artifact, for these figures and configurations."""
     artifacts = Artifact.objects.filter(figure_id__in=list(figure_ids), configuration_id__in=list(configuration_ids))
     return {(a.configuration_id, a.figure_id): a for a in artifacts}
+
+
+def artifacts_state() -> tuple:
+    """What the artifacts look like now, for caching analyses of them: count, newest id, last audit and rendering (the
+    gate and cap that final scores read change only with these)."""
+    state = Artifact.objects.aggregate(
+        n=Count("id"), newest=Max("id"), audited=Max("audited_at"), rendered=Max("rendered_at")
+    )
+    return tuple(state[k] for k in ("n", "newest", "audited", "rendered"))
+
+
+def artifact_provenance(*, figure_ids, configuration_ids) -> dict[tuple[int, int], tuple[int, str, dict | None]]:
+    """(configuration id, figure id) → (artifact id, render sha256, audit summary) for these figures and
+    configurations: what a vote records of what was shown, without loading whole artifacts (bulk imports)."""
+    rows = Artifact.objects.filter(
+        figure_id__in=list(figure_ids), configuration_id__in=list(configuration_ids)
+    ).values_list("configuration_id", "figure_id", "pk", "render_sha256", "audit_summary")
+    return {(c, f): (pk, render or "", summary) for c, f, pk, render, summary in rows}

@@ -25,6 +25,7 @@ from .configurations import ConfigurationSpec, parse_configurations
 from .models import RENDER_REASONS, Artifact, Configuration, GateReason
 from .runlog import parse_run_log
 
+ARTIFACT_BATCH = 500  # rows per INSERT: what an import holds in memory before writing
 CODE_FILES: tuple[tuple[str, str], ...] = (("output.py", "python"), ("output.js", "javascript"))
 
 
@@ -174,6 +175,7 @@ def artifacts_import(*, run_root: Path, configurations_file: Path, progress: Pro
             if child.is_dir() and child.name not in declared:
                 report.warn(child, "configuration", "folder of an undeclared configuration")
     missing = 0
+    pending: list[Artifact] = []
     for configuration in configurations:
         config_dir = run_root / configuration.slug
         task_dirs = {d.name: d for d in config_dir.iterdir() if d.is_dir()} if config_dir.is_dir() else {}
@@ -196,14 +198,23 @@ def artifacts_import(*, run_root: Path, configurations_file: Path, progress: Pro
                     report.unchanged += 1
             else:
                 values = _artifact_fields(task_dir)
-                Artifact.objects.create(configuration=configuration, figure_id=figure_id, **values)
-                report.created += 1
+                pending.append(Artifact(configuration=configuration, figure_id=figure_id, **values))
                 missing += values.get("gate_reason") == GateReason.MISSING
+                if len(pending) >= ARTIFACT_BATCH:
+                    report.created += _artifacts_write(pending)
             if progress:
                 progress(1)
+    report.created += _artifacts_write(pending)
     if missing:
         report.notes.append(f"{missing} artifacts without output.pptx (gate: missing)")
     return report
+
+
+def _artifacts_write(pending: list[Artifact]) -> int:
+    """Insert the artifacts gathered so far in one statement batch (their files are stored already); empties the list."""
+    written = len(Artifact.objects.bulk_create(pending, batch_size=ARTIFACT_BATCH))
+    pending.clear()
+    return written
 
 
 @contextlib.contextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -33,6 +34,8 @@ from PIL import Image, ImageDraw
 
 from agents import selectors as agent_selectors
 from core.errors import Invalid, NotFound
+from core.png import clean_png, png_is_plain
+from corpus import services as corpus_services
 from corpus.protocol import ALLOCATION_ADAPTIVE, SPARSE_PAIR_THRESHOLD, TIE_OUTCOMES
 
 from . import quality
@@ -315,7 +318,9 @@ def _placeholder_font(size: int):
         return ImageFont.load_default(size=size)
 
 
+@functools.cache
 def _placeholder_png(title: str, text: str) -> bytes:
+    """Drawn once per text per process: the same bytes for every artifact without a rendering for the same reason."""
     image = Image.new("RGB", PLACEHOLDER_SIZE, (236, 238, 241))
     draw = ImageDraw.Draw(image)
     width, height = PLACEHOLDER_SIZE
@@ -336,22 +341,13 @@ def _placeholder_png(title: str, text: str) -> bytes:
     return buffer.getvalue()
 
 
-def clean_png(data: bytes) -> bytes:
-    """Re-encode through Pillow to PNG carrying pixels only: no text chunks, EXIF, ICC or other metadata."""
-    with Image.open(io.BytesIO(data)) as source:
-        source.load()
-        mode = "RGBA" if source.mode in ("RGBA", "LA", "PA") or "transparency" in source.info else "RGB"
-        pixels = source.convert(mode)
-    clean = Image.frombytes(mode, pixels.size, pixels.tobytes())
-    buffer = io.BytesIO()
-    clean.save(buffer, format="PNG", optimize=False)
-    return buffer.getvalue()
-
-
 def lease_image(*, lease: Lease, side: str) -> bytes:
+    """The bytes of one of the lease's images, as stored: renders are written with pixel chunks only, and corpus figures
+    get a metadata-free copy at import, so serving is a read, not a re-encode. Bytes that are not plain (stored before
+    that, or put there by hand) are cleaned once and the result cached."""
     item = lease.item
     if side == "source":
-        name = item.figure.image.name
+        name = corpus_services.figure_clean_image(figure=item.figure)
     else:
         a, b = (item.artifact_x, item.artifact_y) if lease.left_is_x else (item.artifact_y, item.artifact_x)
         artifact = a if side == "a" else b
@@ -362,14 +358,18 @@ def lease_image(*, lease: Lease, side: str) -> bytes:
 
 
 def stored_png(name: str) -> bytes:
-    """A stored image re-encoded as a clean PNG (clean_png), cached by its storage name."""
-    key = "annotation:png:" + hashlib.sha256(name.encode()).hexdigest()
-    data = cache.get(key)
-    if data is None:
-        with default_storage.open(name, "rb") as handle:
-            data = clean_png(handle.read())
-        cache.set(key, data, 3600)
-    return data
+    """A stored image as the annotator gets it: served as stored when it already carries pixels only (renderings and
+    the clean copies of source figures are written that way), otherwise re-encoded once (clean_png) and cached."""
+    with default_storage.open(name, "rb") as handle:
+        data = handle.read()
+    if png_is_plain(data):
+        return data
+    key = "annotation:png:" + hashlib.sha256(data).hexdigest()
+    clean = cache.get(key)
+    if clean is None:
+        clean = clean_png(data)
+        cache.set(key, clean, 3600)
+    return clean
 
 
 def annotator_summary(*, study: Study, user) -> dict:
@@ -921,3 +921,13 @@ def calibration_payload(*, answer) -> dict:
             {"outcome": answer.outcome, "expert": shown, "correct": answer.correct, "explanation": item.explanation}
         )
     return payload
+
+
+def comparisons_state(*, study: str | None = None) -> tuple:
+    """What the study's votes look like now, for caching analyses of them: the study, its configurations in order,
+    and the count and newest id of its comparison records (a vote, an undo or a revision adds one). Raises what
+    study_resolve raises."""
+    resolved = study_resolve(study=study)
+    votes = Comparison.objects.filter(study=resolved).aggregate(n=Count("id"), newest=Max("id"))
+    configurations = tuple(resolved.configurations.order_by("position", "slug").values_list("pk", flat=True))
+    return (resolved.pk, configurations, votes["n"], votes["newest"])

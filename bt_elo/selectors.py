@@ -17,7 +17,7 @@ from scipy import stats as sps
 
 from annotation import selectors as annotation_selectors
 from annotation.services.allocation import PairPlan
-from core.cache import cached_analysis
+from core.cache import cached_analysis, cached_by_state
 from core.errors import AppError, Invalid
 from corpus.protocol import (
     AGREEMENT_BOOTSTRAP_RESAMPLES,
@@ -65,6 +65,15 @@ def study_configurations(comparisons: pd.DataFrame, *, study: str | None = None)
     return slugs
 
 
+def _votes_state(*, study: str | None = None, **_) -> tuple:
+    return annotation_selectors.comparisons_state(study=study)
+
+
+def _votes_and_scores_state(*, study: str | None = None, **_) -> tuple:
+    return (annotation_selectors.comparisons_state(study=study), scoring_selectors.scores_state())
+
+
+@cached_by_state(_votes_state)  # 2,000 refits: computed once per state of the votes (every Elo table, the leaderboard)
 def elo_bootstrap(
     *, study: str | None = None, resamples: int = ELO_BOOTSTRAP_RESAMPLES, seed: int = ELO_BOOTSTRAP_SEED
 ):
@@ -234,6 +243,7 @@ def win_rate_table(*, study: str | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@cached_by_state(_votes_and_scores_state)  # the join every agreement table starts from
 def judged_comparisons(*, study: str | None = None, judge: str | None = None) -> pd.DataFrame:
     """Each vote with the judge margin (score of the artifact shown as A minus B) per run and over runs."""
     comparisons = study_comparisons(study=study)
@@ -268,6 +278,7 @@ def _per_judge_run(frame: pd.DataFrame, compute) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame([], columns=["judge", "run"])
 
 
+@cached_by_state(_votes_and_scores_state)  # 5,000 resamples per judge and run: once per state of votes and scores
 def agreement_margin_table(
     *, study: str | None = None, judge: str | None = None, run: str | None = None
 ) -> pd.DataFrame:
@@ -320,6 +331,7 @@ def _elo_series(study: str | None) -> pd.Series | None:
     return table.set_index("configuration")["elo"] if len(table) else None
 
 
+@cached_by_state(_votes_and_scores_state)
 def weight_sensitivity_tables(*, study: str | None = None, judge: str | None = None):
     scores = scoring_selectors.scores_frame(judge=judge)
     try:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from django.conf import settings
 from django.core.files import File
+from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
 
 from core.imports import ImportReport, Progress, RowError, import_rows
+from core.png import clean_png, png_is_plain
 from core.readers import read_jsonl
 
 from .image_facts import ImageRejected, read_image_facts
@@ -23,6 +25,36 @@ def _stored_image_name(sha256: str, image_format: str) -> str:
     # Content-addressed: the source file name never travels further than the manifest.
     extension = {"PNG": "png", "JPEG": "jpg"}[image_format]
     return f"corpus/{sha256[:2]}/{sha256}.{extension}"
+
+
+def clean_image_name(sha256: str) -> str:
+    """Storage name of the metadata-free PNG of the image with this SHA-256, the bytes annotators are served."""
+    return f"corpus/clean/{sha256[:2]}/{sha256}.png"
+
+
+def _clean_image_store(sha256: str, read: Callable[[], bytes]) -> str:
+    """Re-encode the image once to a PNG carrying pixels only (no EXIF, ICC, text, or the author's metadata) and store
+    it beside the original, keyed by the original's SHA-256, so serving it is a plain read. A PNG that carries pixel
+    chunks only is stored as it is."""
+    name = clean_image_name(sha256)
+    if not default_storage.exists(name):
+        data = read()
+        saved = default_storage.save(name, ContentFile(data if png_is_plain(data) else clean_png(data)))
+        assert saved == name, f"storage renamed {name} to {saved}"
+    return name
+
+
+def figure_clean_image(*, figure: Figure) -> str:
+    """Storage name of the figure's metadata-free PNG; made on first use for figures imported before it existed."""
+    name = clean_image_name(figure.sha256)
+    if default_storage.exists(name):
+        return name
+
+    def read() -> bytes:
+        with figure.image.open("rb") as handle:
+            return handle.read()
+
+    return _clean_image_store(figure.sha256, read)
 
 
 def _check_against_stored(existing: Figure, values: dict) -> None:
@@ -60,6 +92,7 @@ def figure_import_row(*, record: dict, images_dir: Path, fields: frozenset[str])
             saved = default_storage.save(name, File(handle))
         wrote_file = True
         assert saved == name, f"storage renamed {name} to {saved}"
+    clean_name = _clean_image_store(facts.sha256, row.image_path.read_bytes)
     try:
         with transaction.atomic():
             Figure.objects.create(
@@ -78,6 +111,7 @@ def figure_import_row(*, record: dict, images_dir: Path, fields: frozenset[str])
     except Exception:
         if wrote_file and not Figure.objects.filter(image=name).exists():
             default_storage.delete(name)
+            default_storage.delete(clean_name)
         raise
     return True
 
@@ -112,7 +146,5 @@ def figure_thumbnail_ensure(*, figure: Figure) -> str:
 
         buffer = io.BytesIO()
         image.save(buffer, format="PNG")
-    from django.core.files.base import ContentFile
-
     default_storage.save(name, ContentFile(buffer.getvalue()))
     return name

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from django.db.models import Count, Max
 
 from agents import selectors as agent_selectors
 from core.cache import cached_analysis
@@ -246,3 +247,11 @@ def score_stability_models_table(*, judge: str | None = None, run: str | None = 
 
 def score_stability_pairs_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
     return score_stability(judge=judge, run=run).pairs
+
+
+def scores_state() -> tuple:
+    """What scores_frame reads, as it is now, for caching analyses of judge scores: the judge runs, the records
+    (count, newest id, last update) and the artifacts whose gate and cap enter the final score."""
+    records = JudgeRecord.objects.aggregate(n=Count("id"), newest=Max("id"), updated=Max("updated_at"))
+    runs = tuple(JudgeRun.objects.order_by("pk").values_list("pk", flat=True))
+    return (runs, records["n"], records["newest"], records["updated"], agent_selectors.artifacts_state())

@@ -2,7 +2,7 @@
 
 from ..errors import LeaseClosed, LeaseForeign, LeaseNotFound, StudyUnavailable, VoteInvalid
 from .engine import Served, item_next, servable_items
-from .importer import BATTLE_COLUMNS, REQUIRED_COLUMNS, comparison_import_row, comparisons_import
+from .importer import BATTLE_COLUMNS, REQUIRED_COLUMNS, comparisons_import
 from .pool import leases_expire, study_pairs, study_pool_sync
 from .studies import (
     STUDY_SETTINGS,
@@ -27,7 +27,6 @@ __all__ = [
     "Vote",
     "VoteInvalid",
     "annotator_invite",
-    "comparison_import_row",
     "comparison_submit",
     "comparison_undo",
     "comparisons_import",

@@ -14,6 +14,8 @@ from django.db.models.functions import Greatest
 
 from ..models import Item, StudyFigure, StudyPair
 
+BULK_CHUNK = 500  # ids per `IN (...)`: far below SQLite's 32,766 host parameters and PostgreSQL's 65,535
+
 
 def _clamped(changes: Counter) -> dict:
     return {name: Greatest(F(name) + n, Value(0)) for name, n in sorted(changes.items()) if n}
@@ -62,9 +64,7 @@ class CounterChanges:
         return self
 
     def apply(self) -> None:
-        for (x, y), changes in sorted(self.pairs.items()):
-            if values := _clamped(changes):
-                StudyPair.objects.filter(study_id=self.study_id, config_x_id=x, config_y_id=y).update(**values)
+        self._apply_pairs()
         for pk, changes in sorted(self.items.items()):
             if values := _clamped(changes):
                 Item.objects.filter(pk=pk).update(**values)
@@ -73,3 +73,32 @@ class CounterChanges:
                 StudyFigure.objects.filter(study_id=self.study_id, figure_id=figure_id).update(
                     uses=Greatest(F("uses") + n, Value(0))
                 )
+
+    def apply_in_bulk(self) -> None:
+        """apply() for bulk loads that hold study_lock: items (and figures) with the same changes share one UPDATE
+        ... WHERE pk IN, so a batch of a thousand imported votes costs a few statements instead of a thousand. Only
+        under study_lock, which keeps every other writer of the study out: these rows are not locked in key order."""
+        self._apply_pairs()
+        groups: dict[tuple, list[int]] = {}
+        for pk, changes in self.items.items():
+            if key := tuple(sorted((name, n) for name, n in changes.items() if n)):
+                groups.setdefault(key, []).append(pk)
+        for key, pks in sorted(groups.items()):
+            for start in range(0, len(pks), BULK_CHUNK):
+                Item.objects.filter(pk__in=sorted(pks)[start : start + BULK_CHUNK]).update(
+                    **_clamped(Counter(dict(key)))
+                )
+        by_use: dict[int, list[int]] = {}
+        for figure_id, n in self.figures.items():
+            if n:
+                by_use.setdefault(n, []).append(figure_id)
+        for n, ids in sorted(by_use.items()):
+            for start in range(0, len(ids), BULK_CHUNK):
+                StudyFigure.objects.filter(
+                    study_id=self.study_id, figure_id__in=sorted(ids)[start : start + BULK_CHUNK]
+                ).update(uses=Greatest(F("uses") + n, Value(0)))
+
+    def _apply_pairs(self) -> None:
+        for (x, y), changes in sorted(self.pairs.items()):
+            if values := _clamped(changes):
+                StudyPair.objects.filter(study_id=self.study_id, config_x_id=x, config_y_id=y).update(**values)

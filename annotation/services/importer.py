@@ -2,28 +2,33 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from agents import selectors as agent_selectors
-from core.imports import ImportReport, Progress, RowError, import_rows
-from core.readers import read_csv, read_json_document, read_jsonl
+from core.imports import ImportReport, Progress, RowError
+from core.readers import SourceRow, read_csv, read_json_document, read_jsonl
 from corpus import selectors as corpus_selectors
 from corpus.protocol import OUTCOMES
 
 from .. import selectors
 from ..models import Comparison, Item, Study
-from .counters import CounterChanges
-from .votes import MAX_DWELL_MS, provenance
+from .counters import BULK_CHUNK, CounterChanges
+from .pool import study_lock
+from .votes import MAX_DWELL_MS
 
 BATTLE_COLUMNS = selectors.BATTLE_COLUMNS
 REQUIRED_COLUMNS = ("comparison_id", "study", "task_id", "annotator", "config_a", "config_b", "outcome")
+STUDY_NAME_LENGTH = Study._meta.get_field("name").max_length
+BULK_BATCH = 1000  # rows validated against one set of lookups and written in one transaction
 
 
 def _battle_rows(path: Path):
@@ -78,89 +83,280 @@ def _dwell(text: str) -> int | None:
     return dwell
 
 
-def comparison_import_row(*, row: dict, line: int, report: ImportReport) -> bool:
-    """Store one battle row; True if created, False if its comparison_id is stored already. Raises RowError."""
-    row = {k: _text(row, k) for k in row if k is not None}
-    for name in REQUIRED_COLUMNS:
-        if not row.get(name):
-            raise RowError(name, "missing or empty")
-    try:
-        validate_slug(row["study"])
-    except ValidationError:
-        raise RowError("study", f"{row['study']!r} is not a study name (letters, digits, - and _ only)") from None
-    if len(row["study"]) > Study._meta.get_field("name").max_length:
-        raise RowError("study", "longer than 80 characters")
-    if Comparison.objects.filter(comparison_id=row["comparison_id"]).exists():
-        return False
-    if row["outcome"] not in OUTCOMES:
-        raise RowError("outcome", f"{row['outcome']!r} is not one of {', '.join(OUTCOMES)}")
-    figure_id = corpus_selectors.figure_ids(task_ids=[row["task_id"]]).get(row["task_id"])
-    if figure_id is None:
-        raise RowError("task_id", f"unknown figure {row['task_id']!r}")
-    found = {c.slug: c for c in agent_selectors.configurations_by_slugs(slugs=[row["config_a"], row["config_b"]])}
-    for name in ("config_a", "config_b"):
-        if row[name] not in found:
-            raise RowError(name, f"unknown configuration {row[name]!r}")
-    a, b = found[row["config_a"]], found[row["config_b"]]
-    if a == b:
-        raise RowError("config_b", "a configuration cannot be compared with itself")
-    left = row.get("left_config") or row["config_a"]
-    if left != row["config_a"]:
-        raise RowError("left_config", f"must equal config_a (the configuration shown on the left), got {left!r}")
-    artifacts = agent_selectors.artifacts_for_figures(figure_ids=[figure_id], configuration_ids=[a.pk, b.pk])
-    for name, configuration in (("config_a", a), ("config_b", b)):
-        if (configuration.pk, figure_id) not in artifacts:
-            raise RowError(name, f"no artifact of {configuration.slug} for figure {row['task_id']}")
-    created_at, dwell = _created_at(row.get("created_at", "")), _dwell(row.get("dwell_ms", ""))
-    seen = {}
-    for side, configuration in (("a", a), ("b", b)):
-        stored = provenance(artifacts[(configuration.pk, figure_id)])
-        for kind in ("render", "audit"):
-            given = row.get(f"{kind}_sha256_{side}", "")
-            seen[f"{kind}_sha256_{side}"] = given or stored[kind]
-            if given and given != stored[kind]:
-                report.warn(
-                    line,
-                    f"{kind}_sha256_{side}",
-                    f"differs from the stored {kind} of this artifact "
-                    f"(the vote was made on another {kind}; imported and linked anyway)",
+@dataclass
+class _Battle:
+    """A validated battle row, ready to write: ids only, and the warnings it brings (dropped if it is refused)."""
+
+    line: int
+    comparison_id: str
+    study: str
+    figure_id: int
+    a: object  # Configuration (display order: shown on the left)
+    b: object
+    artifact_a: int
+    artifact_b: int
+    annotator: str
+    outcome: str
+    reason: str
+    created_at: object
+    dwell_ms: int | None
+    provenance: dict[str, str]
+    warnings: list[tuple[int, str, str]] = field(default_factory=list)
+
+
+@dataclass
+class _Lookups:
+    """What a batch of rows is validated against, loaded with one query per kind for the whole batch."""
+
+    figures: dict[str, int]
+    configurations: dict[str, object]
+    stored_ids: set[str]
+    artifacts: dict[tuple[int, int], tuple[int, str, dict | None]]  # agent_selectors.artifact_provenance
+
+
+class _BattleImport:
+    """Validate battle rows a batch at a time against preloaded lookups and write each batch in bulk: comparisons,
+    the items they name, and the pool counters (one CounterChanges per study, applied in bulk under study_lock)."""
+
+    def __init__(self, report: ImportReport):
+        self.report = report
+        self.configurations: dict[str, object] = {}
+        self.digests: dict[int, str] = {}
+        self.seen: set[str] = set()  # comparison ids of this file validated so far (duplicates within the file)
+
+    # --- validation ------------------------------------------------------------------------------------------------
+    def lookups(self, rows: list[dict]) -> _Lookups:
+        task_ids = {r["task_id"] for r in rows if r.get("task_id")}
+        slugs = {r[k] for r in rows for k in ("config_a", "config_b") if r.get(k)}
+        unknown = slugs - self.configurations.keys()
+        if unknown:
+            self.configurations.update({c.slug: c for c in agent_selectors.configurations_by_slugs(slugs=unknown)})
+        figures = corpus_selectors.figure_ids(task_ids=task_ids) if task_ids else {}
+        ids = [r["comparison_id"] for r in rows if r.get("comparison_id")]
+        stored = set(Comparison.objects.filter(comparison_id__in=ids).values_list("comparison_id", flat=True))
+        configuration_ids = [self.configurations[s].pk for s in slugs if s in self.configurations]
+        artifacts = (
+            agent_selectors.artifact_provenance(figure_ids=figures.values(), configuration_ids=configuration_ids)
+            if figures and configuration_ids
+            else {}
+        )
+        return _Lookups(figures, self.configurations, stored, artifacts)
+
+    def provenance(self, artifact: tuple[int, str, dict | None]) -> dict[str, str]:
+        """votes.provenance for an artifact_provenance row; the audit digest computed once per artifact."""
+        pk, render, summary = artifact
+        if pk not in self.digests:
+            self.digests[pk] = selectors.audit_digest(summary)
+        return {"render": render, "audit": self.digests[pk]}
+
+    def validate(self, row: dict, line: int, found: _Lookups) -> _Battle | None:
+        """The row as ids to write, None when its comparison_id is stored already; raises RowError."""
+        for name in REQUIRED_COLUMNS:
+            if not row.get(name):
+                raise RowError(name, "missing or empty")
+        try:
+            validate_slug(row["study"])
+        except ValidationError:
+            raise RowError("study", f"{row['study']!r} is not a study name (letters, digits, - and _ only)") from None
+        if len(row["study"]) > STUDY_NAME_LENGTH:
+            raise RowError("study", f"longer than {STUDY_NAME_LENGTH} characters")
+        if row["comparison_id"] in found.stored_ids or row["comparison_id"] in self.seen:
+            return None
+        if row["outcome"] not in OUTCOMES:
+            raise RowError("outcome", f"{row['outcome']!r} is not one of {', '.join(OUTCOMES)}")
+        figure_id = found.figures.get(row["task_id"])
+        if figure_id is None:
+            raise RowError("task_id", f"unknown figure {row['task_id']!r}")
+        for name in ("config_a", "config_b"):
+            if row[name] not in found.configurations:
+                raise RowError(name, f"unknown configuration {row[name]!r}")
+        a, b = found.configurations[row["config_a"]], found.configurations[row["config_b"]]
+        if a == b:
+            raise RowError("config_b", "a configuration cannot be compared with itself")
+        left = row.get("left_config") or row["config_a"]
+        if left != row["config_a"]:
+            raise RowError("left_config", f"must equal config_a (the configuration shown on the left), got {left!r}")
+        for name, configuration in (("config_a", a), ("config_b", b)):
+            if (configuration.pk, figure_id) not in found.artifacts:
+                raise RowError(name, f"no artifact of {configuration.slug} for figure {row['task_id']}")
+        created_at, dwell = _created_at(row.get("created_at", "")), _dwell(row.get("dwell_ms", ""))
+        seen, warnings = {}, []
+        for side, configuration in (("a", a), ("b", b)):
+            stored = self.provenance(found.artifacts[(configuration.pk, figure_id)])
+            for kind in ("render", "audit"):
+                given = row.get(f"{kind}_sha256_{side}", "")
+                seen[f"{kind}_sha256_{side}"] = given or stored[kind]
+                if given and given != stored[kind]:
+                    warnings.append(
+                        (
+                            line,
+                            f"{kind}_sha256_{side}",
+                            f"differs from the stored {kind} of this artifact "
+                            f"(the vote was made on another {kind}; imported and linked anyway)",
+                        )
+                    )
+        self.seen.add(row["comparison_id"])
+        return _Battle(
+            line=line,
+            comparison_id=row["comparison_id"],
+            study=row["study"],
+            figure_id=figure_id,
+            a=a,
+            b=b,
+            artifact_a=found.artifacts[(a.pk, figure_id)][0],
+            artifact_b=found.artifacts[(b.pk, figure_id)][0],
+            annotator=row["annotator"],
+            outcome=row["outcome"],
+            reason=row.get("reason", ""),
+            created_at=created_at,
+            dwell_ms=dwell,
+            provenance=seen,
+            warnings=warnings,
+        )
+
+    # --- writing ---------------------------------------------------------------------------------------------------
+    def write(self, battles: list[_Battle]) -> None:
+        """Store validated rows in one transaction: studies (created on first sight), items, comparisons, counters."""
+        by_study: dict[str, list[_Battle]] = {}
+        for battle in battles:
+            by_study.setdefault(battle.study, []).append(battle)
+        users = dict(
+            get_user_model().objects.filter(username__in={b.annotator for b in battles}).values_list("username", "pk")
+        )
+        with transaction.atomic():
+            for name, rows in sorted(by_study.items()):
+                self._write_study(name, rows, users)
+
+    def _write_study(self, name: str, rows: list[_Battle], users: dict[str, int]) -> None:
+        configurations = {c.pk: c for b in rows for c in (b.a, b.b)}
+        study = _study_for_import(name, list(configurations.values()), self.report)
+        study_lock(study)
+        keys = {}
+        for b in rows:
+            x, y = sorted((b.a, b.b), key=lambda c: (c.position, c.slug))
+            artifacts = {b.a.pk: b.artifact_a, b.b.pk: b.artifact_b}
+            keys[(b.figure_id, x.pk, y.pk)] = (artifacts[x.pk], artifacts[y.pk])
+        existing = _items(study, keys)
+        Item.objects.bulk_create(
+            [
+                Item(study=study, figure_id=f, config_x_id=x, config_y_id=y, artifact_x_id=ax, artifact_y_id=ay)
+                for (f, x, y), (ax, ay) in keys.items()
+                if (f, x, y) not in existing
+            ],
+            batch_size=BULK_BATCH,
+            ignore_conflicts=True,  # an item another writer made meanwhile is simply read back below
+        )
+        items = _items(study, keys)
+        changes = CounterChanges(study.pk)
+        comparisons = []
+        for b in rows:
+            x, y = sorted((b.a, b.b), key=lambda c: (c.position, c.slug))
+            item_id = items[(b.figure_id, x.pk, y.pk)]
+            comparisons.append(
+                Comparison(
+                    comparison_id=b.comparison_id,
+                    study=study,
+                    item_id=item_id,
+                    annotator_id=users.get(b.annotator),
+                    annotator_name=b.annotator,
+                    artifact_a_id=b.artifact_a,
+                    artifact_b_id=b.artifact_b,
+                    left_config=b.a,
+                    outcome=b.outcome,
+                    reason=b.reason,
+                    dwell_ms=b.dwell_ms,
+                    counted=True,
+                    imported=True,
+                    created_at=b.created_at,
+                    **b.provenance,
                 )
-    study = _study_for_import(row["study"], [a, b], report)
-    x, y = sorted((a, b), key=lambda c: (c.position, c.slug))
-    item, _ = Item.objects.get_or_create(
-        study=study,
-        figure_id=figure_id,
-        config_x=x,
-        config_y=y,
-        defaults={"artifact_x": artifacts[(x.pk, figure_id)], "artifact_y": artifacts[(y.pk, figure_id)]},
-    )
-    user = get_user_model().objects.filter(username=row["annotator"]).first()
-    Comparison.objects.create(
-        comparison_id=row["comparison_id"],
-        study=study,
-        item=item,
-        annotator=user,
-        annotator_name=row["annotator"],
-        artifact_a=artifacts[(a.pk, figure_id)],
-        artifact_b=artifacts[(b.pk, figure_id)],
-        left_config=a,
-        outcome=row["outcome"],
-        reason=row.get("reason", ""),
-        dwell_ms=dwell,
-        counted=True,
-        imported=True,
-        created_at=created_at,
-        **seen,
-    )
-    CounterChanges(study.pk).imported_vote(item_id=item.pk, x=x.pk, y=y.pk).apply()
-    return True
+            )
+            changes.imported_vote(item_id=item_id, x=x.pk, y=y.pk)
+        Comparison.objects.bulk_create(comparisons, batch_size=BULK_BATCH)
+        changes.apply_in_bulk()
+
+    def flush(self, pending: list[_Battle]) -> None:
+        """Write the batch; a batch the database refuses is written again row by row, so the refused row is named."""
+        if not pending:
+            return
+        notes = len(self.report.notes)
+        try:
+            self.write(pending)
+            written = pending
+        except DatabaseError:
+            del self.report.notes[notes:]
+            written = []
+            for battle in pending:
+                notes = len(self.report.notes)
+                try:
+                    self.write([battle])
+                    written.append(battle)
+                except DatabaseError as error:
+                    del self.report.notes[notes:]
+                    self.seen.discard(battle.comparison_id)
+                    self.report.reject(battle.line, "row", _refused(error))
+        for battle in written:
+            for warning in battle.warnings:
+                self.report.warn(*warning)
+        self.report.created += len(written)
+
+    def load(self, rows: list[SourceRow]) -> None:
+        """Validate and write one batch of source rows."""
+        cleaned = [
+            (row, {k: _text(row.values, k) for k in row.values if k is not None})
+            for row in rows
+            if row.values is not None
+        ]
+        found = self.lookups([values for _, values in cleaned])
+        values_of = {id(row): values for row, values in cleaned}
+        pending = []
+        for row in rows:
+            if row.values is None:
+                self.report.reject(row.line, row.field, row.reason)
+                continue
+            try:
+                battle = self.validate(values_of[id(row)], row.line, found)
+            except RowError as error:
+                self.report.reject(row.line, error.field, error.reason)
+            else:
+                if battle is None:
+                    self.report.unchanged += 1
+                else:
+                    pending.append(battle)
+        self.flush(pending)
 
 
-def comparisons_import(*, path: Path, progress: Progress | None = None) -> ImportReport:
+def _items(study: Study, keys) -> dict[tuple[int, int, int], int]:
+    """(figure, x, y) → item id of the study's items among these keys."""
+    figure_ids = sorted({f for f, _, _ in keys})
+    found = {}
+    for start in range(0, len(figure_ids), BULK_CHUNK):
+        for f, x, y, pk in Item.objects.filter(
+            study=study, figure_id__in=figure_ids[start : start + BULK_CHUNK]
+        ).values_list("figure_id", "config_x_id", "config_y_id", "pk"):
+            if (f, x, y) in keys:
+                found[(f, x, y)] = pk
+    return found
+
+
+def _refused(error: DatabaseError) -> str:
+    return f"refused by the database ({str(error).splitlines()[0] if str(error) else type(error).__name__})"
+
+
+def comparisons_import(*, path: Path, progress: Progress | None = None, batch_size: int = BULK_BATCH) -> ImportReport:
+    """Stream battle rows; validate each batch against lookups loaded once for it, write it in bulk. Bad rows are
+    reported as FILE:LINE field: reason; the good rows around them are kept. Idempotent on comparison_id."""
     report = ImportReport(source=str(path))
-    return import_rows(
-        rows=_battle_rows(path),
-        store=lambda row, line: comparison_import_row(row=row, line=line, report=report),
-        report=report,
-        progress=progress,
-    )
+    loader = _BattleImport(report)
+    batch: list[SourceRow] = []
+    for row in _battle_rows(path):
+        batch.append(row)
+        if len(batch) >= batch_size:
+            loader.load(batch)
+            if progress is not None:
+                progress(sum(r.lines for r in batch))
+            batch = []
+    loader.load(batch)
+    if progress is not None and batch:
+        progress(sum(r.lines for r in batch))
+    return report

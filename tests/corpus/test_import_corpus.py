@@ -199,3 +199,33 @@ def test_a_rejected_rerun_keeps_what_was_stored(tmp_path, image_dir, good_rows):
     assert f"{tmp_path / 'b.jsonl'}:1 title: differs from the stored record of t0001" in err
     assert Figure.objects.get(task_id="t0001").title == good_rows[0]["title"]
     assert Figure.objects.count() == 2
+
+
+def test_import_stores_a_metadata_free_png_of_each_figure(tmp_path, image_dir, good_rows):
+    """What annotators are served is prepared once at import: pixel chunks only, the same pixels as the original."""
+    from PIL import Image, PngImagePlugin
+
+    from core.png import png_is_plain
+    from corpus.services import clean_image_name, figure_clean_image
+
+    info = PngImagePlugin.PngInfo()
+    info.add_text("Author", "Ada Lovelace")
+    Image.new("RGB", (120, 80), (5, 90, 200)).save(tmp_path / "tagged.png", format="PNG", pnginfo=info)
+    rows = good_rows[1:] + [manifest_row("t0005", "2305.00005", "tagged.png", sha256_of(tmp_path / "tagged.png"))]
+    for name in ("photo.jpg", "print.jpg", "gray.png"):
+        (tmp_path / name).write_bytes((image_dir / name).read_bytes())
+    _, err, failed = run_import(write_manifest(tmp_path / "m.jsonl", rows), tmp_path)
+    assert failed is None, err
+    from django.core.files.storage import default_storage
+
+    for figure in Figure.objects.all():
+        name = clean_image_name(figure.sha256)
+        assert default_storage.exists(name) and figure_clean_image(figure=figure) == name
+        data = default_storage.open(name, "rb").read()
+        assert png_is_plain(data) and b"Ada Lovelace" not in data
+        with figure.image.open("rb") as handle, Image.open(handle) as original:
+            mode = "RGBA" if original.mode in ("LA", "RGBA") else "RGB"
+            expected = original.convert(mode).tobytes()
+        assert Image.open(io.BytesIO(data)).convert(mode).tobytes() == expected
+    gray = Figure.objects.get(task_id="t0004")
+    assert default_storage.open(clean_image_name(gray.sha256), "rb").read() == (image_dir / "gray.png").read_bytes()
