@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -15,6 +16,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
+from core.errors import Invalid
 from core.imports import ImportReport, Progress
 from corpus import selectors as corpus_selectors
 from corpus.image_facts import file_sha256
@@ -293,17 +295,43 @@ def _store_rendering(artifact: Artifact, result: render.Rendering) -> None:
     artifact.render_ok = result.ok
     artifact.rendered_at = timezone.now()
     if result.ok:
-        png_name = f"renders/{result.png_sha256[:2]}/{result.png_sha256}.png"
-        thumb_name = f"renders/{result.thumbnail_sha256[:2]}/{result.thumbnail_sha256}.png"
-        for name, path in ((png_name, result.png_path), (thumb_name, result.thumbnail_path)):
-            if not default_storage.exists(name):
-                default_storage.save(name, ContentFile(Path(path).read_bytes()))
-        artifact.render_png, artifact.render_thumbnail = png_name, thumb_name
-        artifact.render_sha256 = result.png_sha256
-        artifact.render_width, artifact.render_height = result.width, result.height
-        if artifact.gate_reason in RENDER_REASONS:
-            artifact.gate_reason, artifact.gate_detail = "", ""
+        _store_render_files(
+            artifact,
+            png=Path(result.png_path).read_bytes(),
+            thumbnail=Path(result.thumbnail_path).read_bytes(),
+            width=result.width,
+            height=result.height,
+        )
     else:
         artifact.gate_reason, artifact.gate_detail = result.reason, result.detail[:2000]
     _apply_gate(artifact)
     artifact.save()
+
+
+def _store_render_files(artifact: Artifact, *, png: bytes, thumbnail: bytes, width: int, height: int) -> None:
+    names = []
+    for data in (png, thumbnail):
+        digest = hashlib.sha256(data).hexdigest()
+        name = f"renders/{digest[:2]}/{digest}.png"
+        if not default_storage.exists(name):
+            default_storage.save(name, ContentFile(data))
+        names.append(name)
+    artifact.render_png, artifact.render_thumbnail = names
+    artifact.render_sha256 = hashlib.sha256(png).hexdigest()
+    artifact.render_width, artifact.render_height = width, height
+    if artifact.gate_reason in RENDER_REASONS:
+        artifact.gate_reason, artifact.gate_detail = "", ""
+
+
+def artifact_rendering_attach(*, artifact: Artifact, png: bytes, thumbnail: bytes, width: int, height: int) -> Artifact:
+    """Store a rendering made elsewhere (the bundled demo's, made by agents/demo_build.py with this renderer) as this
+    audited artifact's current one, exactly as artifacts_render would; the gate follows."""
+    if not artifact.audit_passed:
+        raise Invalid(f"artifact {artifact.pk} did not pass the audit, so it has no rendering")
+    artifact.render_version = render.RENDER_VERSION
+    artifact.render_ok = True
+    artifact.rendered_at = timezone.now()
+    _store_render_files(artifact, png=png, thumbnail=thumbnail, width=width, height=height)
+    _apply_gate(artifact)
+    artifact.save()
+    return artifact

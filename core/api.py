@@ -13,7 +13,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from .errors import INTERNAL_ERROR, AppError, Invalid
 from .permissions import IsStaffResearcher
-from .tables import render_table, table_frame
+from .tables import render_table, table_frame, table_notes
 
 logger = logging.getLogger("refig.api")
 
@@ -57,7 +57,7 @@ class TableApi(APIView):
             raise Invalid("format must be csv or json")
         params = {k: request.query_params.get(k) for k in ("study", "judge", "run")}
         frame = table_frame(name, **params)
-        body = render_table(frame, fmt, name=name)
+        body = render_table(frame, fmt, name=name, notes=table_notes(name, **params))
         if fmt == "csv":
             response = HttpResponse(body, content_type="text/csv; charset=utf-8")
             response["Content-Disposition"] = f'attachment; filename="{name}.csv"'

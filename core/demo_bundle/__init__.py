@@ -14,9 +14,11 @@ Thumbnails are not bundled: `thumbnail_png` derives them from the rendering when
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
+import tomllib
 from pathlib import Path
 
 from PIL import Image
@@ -64,6 +66,20 @@ def thumbnail_png(png: bytes, long_edge: int) -> tuple[bytes, int, int]:
 def bundle_index(bundle_dir: Path = BUNDLE_DIR) -> dict:
     """bundle.json: {"seed", "figures", "render": {...}, "files": {path: sha256}, "artifacts": {"slug/task": {...}}}."""
     return json.loads((Path(bundle_dir) / INDEX_NAME).read_text(encoding="utf-8"))
+
+
+@functools.cache
+def configuration_slugs(bundle_dir: Path = BUNDLE_DIR) -> list[str]:
+    """The demo's configuration slugs in declaration order (configurations.toml)."""
+    declared = tomllib.loads((Path(bundle_dir) / "configurations.toml").read_text(encoding="utf-8"))
+    return [c["slug"] for c in declared["configurations"]]
+
+
+@functools.cache
+def stated_strengths(bundle_dir: Path = BUNDLE_DIR) -> list[tuple[str, float]]:
+    """The true Bradley-Terry strengths the votes were drawn from (Elo scale), strongest first (summary.json)."""
+    summary = json.loads((Path(bundle_dir) / "summary.json").read_text(encoding="utf-8"))
+    return sorted(summary["strengths"].items(), key=lambda item: -item[1])
 
 
 def render_path(pptx_sha256: str, bundle_dir: Path = BUNDLE_DIR) -> Path:

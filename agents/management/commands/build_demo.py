@@ -15,7 +15,9 @@ class Command(BaseCommand):
     help = "Regenerate core/demo_bundle/ (synthetic demo study) with the app's audit and LibreOffice renderer."
 
     def add_arguments(self, parser):
-        parser.add_argument("--out", default=str(demo_bundle.BUNDLE_DIR), help="bundle directory (default: the bundled one)")
+        parser.add_argument(
+            "--out", default=str(demo_bundle.BUNDLE_DIR), help="bundle directory (default: the bundled one)"
+        )
         parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
         parser.add_argument("--figures", type=int, default=DEFAULT_FIGURES)
 
