@@ -236,13 +236,14 @@ def test_the_real_importers_load_the_bundle(demo):
     corpus = corpus_import(manifest=out / "manifest.jsonl", images_dir=out / "images")
     assert corpus.rejected == [] and corpus.created == 30
     artifacts = artifacts_import(run_root=out / "runs", configurations_file=out / "configurations.toml")
-    assert artifacts.rejected == [] and artifacts.unknown_tasks == [] and artifacts.unknown_configurations == []
-    assert artifacts.created == 300 and artifacts.missing_pptx == len(summary.gate_failures["missing"])
+    assert artifacts.rejected == [] and artifacts.warnings == []  # no unknown task or configuration folder
+    assert artifacts.created == 300
+    assert f"{len(summary.gate_failures['missing'])} artifacts without output.pptx (gate: missing)" in artifacts.notes
     assert Artifact.objects.filter(log_status=Artifact.LogStatus.RECOVERABLE).count() > 255
     judged = judge_records_import(path=out / "judge.jsonl")
     assert judged.rejected == [] and judged.created == summary.judge_records
     votes = comparisons_import(path=out / "battles.csv")
-    assert votes.rejected == [] and votes.created == summary.votes and votes.studies_created == ["demo"]
+    assert votes.rejected == [] and votes.created == summary.votes and "created study demo" in votes.notes
     assert Comparison.objects.count() == summary.votes
     again = comparisons_import(path=out / "battles.csv")
     assert again.created == 0 and again.unchanged == summary.votes
