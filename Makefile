@@ -9,23 +9,26 @@ PORT ?= 8000
 .PHONY: run test bench setup sample lint clean
 
 $(STAMP): pyproject.toml
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,prod]'
+	@echo "[1/4] installing Python packages into $(VENV) (first run only; log in $(VENV)/install.log)"
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV) >/dev/null 2>&1 || python3 -m venv $(VENV)
+	@$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip >$(VENV)/install.log 2>&1 \
+	  && $(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,prod]' >>$(VENV)/install.log 2>&1 \
+	  || (tail -n 30 $(VENV)/install.log; exit 1)
 	@rm -f $(VENV)/.installed-*
 	@touch $(STAMP)
 
 setup: $(STAMP)
 
+# One line per step; the demo loader prints one line per part of the demo it loads.
 run: setup
-	$(PY) manage.py migrate --noinput
-	$(PY) manage.py load_sample_data
-	@echo
-	@echo "refig-study is serving on http://$(HOST):$(PORT)/"
-	@echo "Log in as coordinator / researcher / annotator with password 'refig-sample' (sample accounts),"
-	@echo "or create your own: $(PY) manage.py createcoordinator NAME"
-	@echo
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	@echo "[2/4] migrating the database (var/)"
+	@$(PY) manage.py migrate --noinput -v 0
+	@echo "[3/4] loading the synthetic demo study and the sample accounts"
+	@$(PY) manage.py load_sample_data
+	@echo "[4/4] serving http://$(HOST):$(PORT)/  (Ctrl-C stops)"
+	@echo "      log in as annotator, coordinator, researcher or admin, password 'refig-sample'"
+	@echo "      your own accounts: $(PY) manage.py createcoordinator NAME"
+	@$(PY) manage.py runserver $(HOST):$(PORT) --noreload -v 0
 
 # CELERY_TASK_ALWAYS_EAGER=1 keeps in-process task calls eager; the worker tests start real workers over the broker.
 test: setup

@@ -7,12 +7,13 @@ class AgentsConfig(AppConfig):
 
     def ready(self) -> None:
         from core.sample_data import ORDER_ARTIFACTS, register_sample_loader
-        from core.tables import register_table
+        from core.tables import register_table, register_table_note
 
         from . import selectors
-        from .sample_data import load_sample_corpus_and_artifacts
+        from .sample_data import demo_table_note, load_sample_corpus_and_artifacts
 
         register_sample_loader("agents", load_sample_corpus_and_artifacts, order=ORDER_ARTIFACTS)
+        register_table_note(demo_table_note)
 
         register_table("configurations", selectors.configurations_table, title="Agent configurations")
         register_table(

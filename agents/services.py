@@ -15,7 +15,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
-from core.errors import Conflict
+from core.errors import Conflict, Invalid
 from core.imports import ImportReport, Progress
 from corpus import selectors as corpus_selectors
 from corpus.image_facts import file_sha256
@@ -340,3 +340,32 @@ def _store_rendering(artifact: Artifact, result: render.Rendering) -> None:
         artifact.gate_reason, artifact.gate_detail = result.reason, result.detail[:2000]
     _apply_gate(artifact)
     artifact.save()
+
+
+def _store_render_files(artifact: Artifact, *, png: bytes, thumbnail: bytes, width: int, height: int) -> None:
+    names = []
+    for data in (png, thumbnail):
+        digest = hashlib.sha256(data).hexdigest()
+        name = f"renders/{digest[:2]}/{digest}.png"
+        if not default_storage.exists(name):
+            default_storage.save(name, ContentFile(data))
+        names.append(name)
+    artifact.render_png, artifact.render_thumbnail = names
+    artifact.render_sha256 = hashlib.sha256(png).hexdigest()
+    artifact.render_width, artifact.render_height = width, height
+    if artifact.gate_reason in RENDER_REASONS:
+        artifact.gate_reason, artifact.gate_detail = "", ""
+
+
+def artifact_rendering_attach(*, artifact: Artifact, png: bytes, thumbnail: bytes, width: int, height: int) -> Artifact:
+    """Store a rendering made elsewhere (the bundled demo's, made by agents/demo_build.py with this renderer) as this
+    audited artifact's current one, exactly as artifacts_render would; the gate follows."""
+    if not artifact.audit_passed:
+        raise Invalid(f"artifact {artifact.pk} did not pass the audit, so it has no rendering")
+    artifact.render_version = render.RENDER_VERSION
+    artifact.render_ok = True
+    artifact.rendered_at = timezone.now()
+    _store_render_files(artifact, png=png, thumbnail=thumbnail, width=width, height=height)
+    _apply_gate(artifact)
+    artifact.save()
+    return artifact

@@ -1,9 +1,15 @@
-"""`make run` sample: a small comparison study over the sample agents, with the sample annotator assigned, so
-/annotate/ shows real renderings at once and /coordinate/ has a study to watch."""
+"""`make run` demo, last step: the synthetic `demo` study with its simulated votes, the sample annotator assigned.
+
+The study is created before its votes are imported so its settings are the demo's: a target per pair above the
+imported votes and a generous quota, so the `annotator` account still has items to vote on.
+"""
 
 from __future__ import annotations
 
-SAMPLE_STUDY = "sample"
+from core import demo_bundle
+
+DEMO_TARGET_PER_PAIR = 30  # the densest pair has 20 imported votes plus overlap: items remain to vote on
+DEMO_QUOTA = 1000
 
 
 def load_sample_study() -> str:
@@ -14,20 +20,28 @@ def load_sample_study() -> str:
     from . import services
     from .models import Study
 
-    if Study.objects.filter(name=SAMPLE_STUDY).exists():
-        return f"sample study {SAMPLE_STUDY!r}: already created"
-    slugs = [c.slug for c in agent_selectors.configuration_list() if c.slug.startswith("sample-")]
-    if len(slugs) < 2:
+    slugs = demo_bundle.configuration_slugs()
+    if len(agent_selectors.configurations_by_slugs(slugs=slugs)) < len(slugs):
         return ""
-    study = services.study_create(
-        name=SAMPLE_STUDY,
-        configurations=slugs,
-        description="Sample study over the sample agents (make run).",
-        target_per_pair=6,
-        overlap_rate=0.2,
-        min_dwell_ms=1500,
-        quota_per_annotator=20,
-    )
+    study = Study.objects.filter(name=demo_bundle.DEMO_STUDY).first()
+    created = study is None
+    if created:
+        study = services.study_create(
+            name=demo_bundle.DEMO_STUDY,
+            configurations=slugs,
+            description=f"[synthetic] Demo study: {demo_bundle.SYNTHETIC_NOTE}.",
+            target_per_pair=DEMO_TARGET_PER_PAIR,
+            overlap_rate=0.1,
+            min_dwell_ms=1500,
+            quota_per_annotator=DEMO_QUOTA,
+            seed=demo_bundle.bundle_index()["seed"],
+        )
+    report = services.comparisons_import(path=demo_bundle.BUNDLE_DIR / "battles.csv")
     annotators = get_user_model().objects.filter(username="annotator")
     services.study_annotators_set(study=study, users=annotators)
-    return f"sample study {SAMPLE_STUDY!r}: {len(slugs)} configurations, {study.items.filter(in_pool=True).count()} items, annotator assigned"
+    if not created and not report.created:
+        return f"demo study {demo_bundle.DEMO_STUDY!r}: already created"
+    return (
+        f"demo study {demo_bundle.DEMO_STUDY!r}: {len(slugs)} configurations, {report.created} simulated votes "
+        f"imported, annotator assigned"
+    )

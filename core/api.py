@@ -14,7 +14,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from .errors import INTERNAL_ERROR, AppError, Invalid
 from .permissions import IsStaffResearcher
-from .tables import FORMATS, render_table, table_frame
+from .tables import FORMATS, render_table, table_frame, table_notes
 
 CONTENT_TYPES = {
     "csv": "text/csv; charset=utf-8",
@@ -101,7 +101,9 @@ class TableApi(APIView):
             raise Invalid(f"format must be one of {', '.join(FORMATS)}")
         params = {k: request.query_params.get(k) for k in ("study", "judge", "run")}
         frame = table_frame(name, **params)
-        response = HttpResponse(render_table(frame, fmt, name=name), content_type=CONTENT_TYPES[fmt])
+        response = HttpResponse(
+            render_table(frame, fmt, name=name, notes=table_notes(name, **params)), content_type=CONTENT_TYPES[fmt]
+        )
         # A download, named for the table and its study, rather than text opened in the tab.
         study = "-" + re.sub(r"[^A-Za-z0-9_.-]", "_", params["study"]) if params["study"] else ""
         response["Content-Disposition"] = f'attachment; filename="{name}{study}.{EXTENSIONS[fmt]}"'

@@ -48,7 +48,7 @@ from pptx.oxml.ns import qn
 from pptx.util import Emu, Pt
 
 DEFAULT_SEED = 20260713
-DEFAULT_FIGURES = 40
+DEFAULT_FIGURES = 30  # enough for every pair and overlap, small enough to bundle with renderings
 STUDY = "demo"
 FIELDS: tuple[str, ...] = ("cs.AI", "cs.CL", "cs.CV", "cs.LG")
 ANNOTATORS: tuple[str, ...] = ("annotator", "demo-ann-2", "demo-ann-3", "demo-ann-4")
@@ -69,7 +69,7 @@ VOTES_START = datetime(2026, 7, 6, 9, 0, 0, tzinfo=UTC)
 HUMAN_TIE_RATE = 0.25
 ELO_PER_RUBRIC_POINT = 3.0  # an artifact's own quality moves its side's strength around the configuration's
 TIE_SUCCESS_MIN_SCORE = 60
-DENSE_PAIR_ITEMS, SPARSE_PAIR_ITEMS, SPARSE_PAIRS, OVERLAP_ITEMS = 12, 4, 9, 50
+DENSE_PAIR_ITEMS, SPARSE_PAIR_ITEMS, SPARSE_PAIRS, OVERLAP_ITEMS = 20, 4, 9, 50
 
 
 # --- configurations ------------------------------------------------------------------------------------------
@@ -100,18 +100,19 @@ def _configuration(model: str, harness: str, workflow: str, strength: float) -> 
 
 
 # Four fictional models x two workflows, synth-alpha also in a second harness: ten configurations (REFERENCE 2).
+# Strengths are 80 Elo apart, so ~160 votes per configuration recover their order.
 # The model names are invented on purpose: synthetic scores must not be read as claims about real models.
 CONFIGURATIONS: tuple[DemoConfiguration, ...] = (
-    _configuration("synth-alpha", "codex", "direct", 1150),
-    _configuration("synth-alpha", "codex", "specialized", 1090),
-    _configuration("synth-alpha", "claude-code", "direct", 1110),
-    _configuration("synth-alpha", "claude-code", "specialized", 1120),
-    _configuration("synth-beta", "claude-code", "direct", 1030),
-    _configuration("synth-beta", "claude-code", "specialized", 980),
-    _configuration("synth-gamma", "gemini-cli", "direct", 940),
-    _configuration("synth-gamma", "gemini-cli", "specialized", 900),
-    _configuration("synth-delta", "opencode", "direct", 860),
-    _configuration("synth-delta", "opencode", "specialized", 820),
+    _configuration("synth-alpha", "codex", "direct", 1360),
+    _configuration("synth-alpha", "codex", "specialized", 1120),
+    _configuration("synth-alpha", "claude-code", "direct", 1200),
+    _configuration("synth-alpha", "claude-code", "specialized", 1280),
+    _configuration("synth-beta", "claude-code", "direct", 1040),
+    _configuration("synth-beta", "claude-code", "specialized", 960),
+    _configuration("synth-gamma", "gemini-cli", "direct", 880),
+    _configuration("synth-gamma", "gemini-cli", "specialized", 800),
+    _configuration("synth-delta", "opencode", "direct", 720),
+    _configuration("synth-delta", "opencode", "specialized", 640),
 )
 PRICE_PER_MTOK = {
     "synth-alpha": (3.0, 15.0),

@@ -28,6 +28,8 @@ class Table:
 
 
 TABLES: dict[str, Table] = {}
+# Notes that travel with an export (e.g. "synthetic demo data"): provider(name, params) -> a note or None.
+NOTE_PROVIDERS: list[Callable[[str, dict], str | None]] = []
 
 
 class TableError(NotFound):
@@ -40,12 +42,27 @@ def register_table(
     TABLES[name] = Table(name=name, selector=selector, title=title, parameters=parameters)
 
 
-def table_frame(name: str, **params) -> pd.DataFrame:
+def _table(name: str) -> Table:
     table = TABLES.get(name)
     if table is None:
         raise TableError(f"unknown table {name!r}; known: {', '.join(sorted(TABLES))}")
+    return table
+
+
+def table_frame(name: str, **params) -> pd.DataFrame:
+    table = _table(name)
     accepted = {k: v for k, v in params.items() if v not in (None, "") and k in table.parameters}
     return table.selector(**accepted)
+
+
+def register_table_note(provider: Callable[[str, dict], str | None]) -> None:
+    if provider not in NOTE_PROVIDERS:
+        NOTE_PROVIDERS.append(provider)
+
+
+def table_notes(name: str, **params) -> list[str]:
+    """What an export of this table should say about its data (JSON: "notes"; LaTeX: % comments; CSV: nothing)."""
+    return [note for provider in NOTE_PROVIDERS if (note := provider(name, params))]
 
 
 def _json_ready(frame: pd.DataFrame) -> list[dict]:
@@ -60,16 +77,20 @@ def _json_ready(frame: pd.DataFrame) -> list[dict]:
     return records
 
 
-def render_table(frame: pd.DataFrame, fmt: str, *, name: str = "") -> str:
-    if fmt == "csv":
+def render_table(frame: pd.DataFrame, fmt: str, *, name: str = "", notes: tuple[str, ...] | list[str] = ()) -> str:
+    # What the table includes and excludes, and why: notes the selectors set, then those registered for the table.
+    notes = [*frame.attrs.get("notes", []), *(notes or [])]
+    if fmt == "csv":  # kept clean: any CSV reader must read it as is
         return frame.to_csv(index=False)
     if fmt == "json":
         document = {"table": name, "columns": list(frame.columns), "rows": _json_ready(frame)}
-        if frame.attrs.get("notes"):  # what the table includes and excludes, and why (selectors set these)
-            document["notes"] = list(frame.attrs["notes"])
+        if notes:
+            document["notes"] = notes
         return json.dumps(document, indent=1)
     if fmt == "latex":
         buffer = io.StringIO()
+        for note in notes:
+            buffer.write(f"% {' '.join(note.split())}\n")
         frame.to_latex(buffer, index=False, float_format="%.3f", na_rep="--", escape=True)
         return buffer.getvalue()
     raise TableError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")

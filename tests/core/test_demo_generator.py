@@ -82,7 +82,7 @@ def test_summary_states_what_is_synthetic(demo):
 def test_manifest_rows_validate(demo):
     out, summary = demo
     lines = (out / "manifest.jsonl").read_text().splitlines()
-    assert len(lines) == summary.figures == 40
+    assert len(lines) == summary.figures == 30
     rows = [parse_manifest_line(line, images_dir=out / "images", fields=FIELDS) for line in lines]
     assert {r.values["field"] for r in rows} == FIELDS
     assert len({r.arxiv_base_id for r in rows}) == len(rows)
@@ -187,7 +187,7 @@ def test_judge_records_follow_the_contract(demo):
 def test_battles_cover_every_pair_with_both_tie_kinds(demo):
     out, summary = demo
     rows = _battles(out)
-    assert 400 <= len(rows) <= 600 and len(rows) == summary.votes
+    assert 700 <= len(rows) <= 900 and len(rows) == summary.votes
     assert len({r["comparison_id"] for r in rows}) == len(rows)
     slugs = [c.slug for c in CONFIGURATIONS]
     pairs = Counter(frozenset((r["config_a"], r["config_b"])) for r in rows)
@@ -234,16 +234,16 @@ def test_the_real_importers_load_the_bundle(demo):
 
     out, summary = demo
     corpus = corpus_import(manifest=out / "manifest.jsonl", images_dir=out / "images")
-    assert corpus.rejected == [] and corpus.created == 40
+    assert corpus.rejected == [] and corpus.created == 30
     artifacts = artifacts_import(run_root=out / "runs", configurations_file=out / "configurations.toml")
-    assert artifacts.rejected == [] and artifacts.warnings == []
-    assert artifacts.created == 400
+    assert artifacts.rejected == [] and artifacts.warnings == []  # no unknown task or configuration folder
+    assert artifacts.created == 300
     assert f"{len(summary.gate_failures['missing'])} artifacts without output.pptx (gate: missing)" in artifacts.notes
-    assert Artifact.objects.filter(log_status=Artifact.LogStatus.RECOVERABLE).count() > 340
+    assert Artifact.objects.filter(log_status=Artifact.LogStatus.RECOVERABLE).count() > 255
     judged = judge_records_import(path=out / "judge.jsonl")
     assert judged.rejected == [] and judged.created == summary.judge_records
     votes = comparisons_import(path=out / "battles.csv")
-    assert votes.rejected == [] and votes.created == summary.votes and votes.notes == ["created study demo"]
+    assert votes.rejected == [] and votes.created == summary.votes and "created study demo" in votes.notes
     assert Comparison.objects.count() == summary.votes
     again = comparisons_import(path=out / "battles.csv")
     assert again.created == 0 and again.unchanged == summary.votes

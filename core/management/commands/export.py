@@ -4,7 +4,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import AppError
-from core.tables import FORMATS, TABLES, render_table, table_frame
+from core.tables import FORMATS, TABLES, render_table, table_frame, table_notes
 
 
 class Command(BaseCommand):
@@ -26,7 +26,7 @@ class Command(BaseCommand):
             return
         try:
             frame = table_frame(table, study=study, judge=judge, run=run)
-            text = render_table(frame, format, name=table)
+            text = render_table(frame, format, name=table, notes=table_notes(table, study=study))
         except AppError as error:
             raise CommandError(error.detail) from error
         for note in frame.attrs.get("notes", []):  # what the table leaves out, and why (CSV has no place for it)

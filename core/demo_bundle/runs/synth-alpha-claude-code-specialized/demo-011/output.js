@@ -1,0 +1,5 @@
+// synthetic demo: stands in for the agent's PPTX-skill script (not executed)
+const pptx = require('pptx-skill');
+const labels = ["Attention Map", "Input Image", "Box Regressor", "Mask Decoder"];
+// ... html2pptx layout, shapes and lines ...
+pptx.writeFile({ fileName: 'output.pptx' });
