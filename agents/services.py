@@ -11,6 +11,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.files import File
+from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
@@ -92,6 +93,17 @@ def _store_verified(name: str, path: Path, sha: str) -> None:
     with open(path, "rb") as handle:
         saved = default_storage.save(name, File(handle))
     if saved != name:  # another writer won the race with the same bytes (content-addressed): keep one copy
+        default_storage.delete(saved)
+
+
+def _store_verified_bytes(name: str, data: bytes, sha: str) -> None:
+    """_store_verified for bytes in memory (renderings, made or bundled)."""
+    if default_storage.exists(name):
+        if _stored_sha256(name) == sha:
+            return
+        default_storage.delete(name)
+    saved = default_storage.save(name, ContentFile(data))
+    if saved != name:
         default_storage.delete(saved)
 
 
@@ -324,18 +336,13 @@ def _store_rendering(artifact: Artifact, result: render.Rendering) -> None:
     artifact.render_ok = result.ok
     artifact.rendered_at = timezone.now()
     if result.ok:
-        png_name = f"renders/{result.png_sha256[:2]}/{result.png_sha256}.png"
-        thumb_name = f"renders/{result.thumbnail_sha256[:2]}/{result.thumbnail_sha256}.png"
-        for name, path, sha in (
-            (png_name, result.png_path, result.png_sha256),
-            (thumb_name, result.thumbnail_path, result.thumbnail_sha256),
-        ):
-            _store_verified(name, Path(path), sha)
-        artifact.render_png, artifact.render_thumbnail = png_name, thumb_name
-        artifact.render_sha256 = result.png_sha256
-        artifact.render_width, artifact.render_height = result.width, result.height
-        if artifact.gate_reason in RENDER_REASONS:
-            artifact.gate_reason, artifact.gate_detail = "", ""
+        _store_render_files(
+            artifact,
+            png=Path(result.png_path).read_bytes(),
+            thumbnail=Path(result.thumbnail_path).read_bytes(),
+            width=result.width,
+            height=result.height,
+        )
     else:
         artifact.gate_reason, artifact.gate_detail = result.reason, result.detail[:2000]
     _apply_gate(artifact)
@@ -347,8 +354,7 @@ def _store_render_files(artifact: Artifact, *, png: bytes, thumbnail: bytes, wid
     for data in (png, thumbnail):
         digest = hashlib.sha256(data).hexdigest()
         name = f"renders/{digest[:2]}/{digest}.png"
-        if not default_storage.exists(name):
-            default_storage.save(name, ContentFile(data))
+        _store_verified_bytes(name, data, digest)
         names.append(name)
     artifact.render_png, artifact.render_thumbnail = names
     artifact.render_sha256 = hashlib.sha256(png).hexdigest()

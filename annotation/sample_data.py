@@ -19,6 +19,7 @@ def load_sample_study() -> str:
 
     from . import services
     from .models import Study
+    from .services import gate_reviews, ratings
 
     slugs = demo_bundle.configuration_slugs()
     if len(agent_selectors.configurations_by_slugs(slugs=slugs)) < len(slugs):
@@ -39,9 +40,15 @@ def load_sample_study() -> str:
     report = services.comparisons_import(path=demo_bundle.BUNDLE_DIR / "battles.csv")
     annotators = get_user_model().objects.filter(username="annotator")
     services.study_annotators_set(study=study, users=annotators)
+    # The demo's gate-review and rating studies (PPTBench's and PPTArena's protocols), simulated like its votes.
+    reviews = gate_reviews.gate_reviews_import(
+        path=demo_bundle.BUNDLE_DIR / "gate_reviews.csv", study="demo-gate-review"
+    )
+    rating_report = ratings.ratings_import(path=demo_bundle.BUNDLE_DIR / "ratings.csv", study="demo-ratings")
     if not created and not report.created:
         return f"demo study {demo_bundle.DEMO_STUDY!r}: already created"
     return (
         f"demo study {demo_bundle.DEMO_STUDY!r}: {len(slugs)} configurations, {report.created} simulated votes "
-        f"imported, annotator assigned"
+        f"imported, annotator assigned; demo-gate-review: {reviews.created} reviews; demo-ratings: {rating_report.created} "
+        "ratings"
     )
