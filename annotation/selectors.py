@@ -64,6 +64,11 @@ IMAGE_SIDES = ("source", "a", "b")
 
 
 # --- studies ----------------------------------------------------------------------------------
+def study_kind(*, study: str) -> str | None:
+    """The kind of the named study (pairwise, gate_review, rating); None when there is no such study."""
+    return Study.objects.filter(name=study).values_list("kind", flat=True).first()
+
+
 def study_list() -> QuerySet[Study]:
     return Study.objects.order_by("-created_at", "name")
 

@@ -1,6 +1,7 @@
 """Pages: the blinded comparison screen, its per-lease images, the coordinator's studies and dashboard."""
 
 import re
+from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import messages
@@ -237,6 +238,14 @@ class CoordinateView(RoleRequiredMixin, TemplateView):
 class StudyDashboardView(RoleRequiredMixin, TemplateView):
     roles = (COORDINATOR, RESEARCHER)
     template_name = "annotation/dashboard.html"
+
+    def get(self, request, *args, **kwargs):
+        study = get_object_or_404(Study, name=self.kwargs["name"])
+        if study.kind != StudyKind.PAIRWISE:
+            # Coverage, leaderboard and overlap belong to pairwise studies; a gate-review or rating study's picture is
+            # its agreement tables.
+            return redirect(f"{reverse('bt_elo:agreement')}?{urlencode({'study': study.name})}")
+        return super().get(request, *args, **kwargs)
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)

@@ -33,6 +33,11 @@ AUTOMATED_TABLES = (
     "score-stability-pairs",
 )
 ELO_TABLES = ("elo", "rank-probabilities", "win-rates", "coverage", "elo-stability", "elo-adjacent")
+# The tables a gate-review or rating study has (the others are about pairwise votes, which such a study has none of).
+TABLES_OF_STUDY_KIND = {
+    "gate_review": ("gate-review-agreement", "gate-review-vs-automated"),
+    "rating": ("rating-agreement", "rating-consistency"),
+}
 AGREEMENT_TABLES = (
     "agreement-margin",
     "agreement-3class",
@@ -123,9 +128,15 @@ class ResultsPage(RoleRequiredMixin, TemplateView):
             study=study,
             study_names=names,
             study_query=urlencode({"study": study}) if study else "",
-            tables=_table_blocks(self.tables, params),
+            tables=_table_blocks(self._tables_for(study), params),
         )
         return context
+
+    def _tables_for(self, study: str | None) -> tuple[str, ...]:
+        kind = annotation_selectors.study_kind(study=study) if study else None
+        if kind in TABLES_OF_STUDY_KIND:
+            return tuple(name for name in self.tables if name in TABLES_OF_STUDY_KIND[kind])
+        return self.tables
 
 
 class ResultsView(ResultsPage):

@@ -1,3 +1,5 @@
+from django.db import DatabaseError
+
 from core.roles import user_roles
 
 
@@ -11,6 +13,10 @@ def demo(request):
     from agents import selectors as agent_selectors
     from core import demo_bundle
 
-    if not agent_selectors.configurations_by_slugs(slugs=demo_bundle.configuration_slugs()[:1]):
+    try:
+        loaded = agent_selectors.configurations_by_slugs(slugs=demo_bundle.configuration_slugs()[:1])
+    except DatabaseError:  # an error page drawn while the database is down (or not migrated) still renders
+        loaded = []
+    if not loaded:
         return {"demo": None}
     return {"demo": {"note": demo_bundle.SYNTHETIC_NOTE, "strengths": demo_bundle.stated_strengths()}}

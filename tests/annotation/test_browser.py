@@ -64,7 +64,9 @@ def browser_page(live_server):
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1440, "height": 900})
+        context = browser.new_context(
+            viewport={"width": 1440, "height": 900}, bypass_csp=True
+        )  # eval for wait_for_function
         page = context.new_page()
         try:
             yield page

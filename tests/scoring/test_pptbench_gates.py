@@ -84,3 +84,28 @@ def test_gate_repeatability_on_pptbench_against_statsmodels():
         assert ours.loc[candidate, "fleiss_kappa"] == pytest.approx(fleiss_kappa(counts))
         assert ours.loc[candidate, "flipped"] == int(((gated == 1) | (gated == 2)).sum())
         assert ours.loc[candidate, "unanimous_rate"] == pytest.approx(np.isin(gated, [0, 3]).mean())
+
+
+# PPTBench's published headline for GPT-6 Astra / Codex (README of Einsia/PPTBench, "Results"): score /100 and share of
+# tasks clearing the hard gates, under its majority rule (at least two of three rounds decide), 500 tasks each.
+PUBLISHED_ASTRA_MAJORITY = {
+    "low": (59.42, 63.0),
+    "medium": (68.16, 71.6),
+    "high": (77.34, 80.8),
+    "xhigh": (72.60, 74.8),
+    "max": (68.76, 71.0),
+}
+
+
+@needs_data
+def test_majority_policy_reproduces_pptbench_published_astra_results():
+    with open(DATA / "scores.csv", newline="", encoding="utf-8") as handle:
+        frame = pd.DataFrame(csv.DictReader(handle))
+    frame["gate_count"] = frame["gate_count"].astype(int)
+    frame["total_score"] = frame["total_score"].astype(float)
+    policies = gate_policies(frame[frame["candidate_id"].str.startswith("gpt-6-astra__")])
+    majority = policies[policies["policy"] == "majority"].set_index("candidate_id")
+    for effort, (score, passed_percent) in PUBLISHED_ASTRA_MAJORITY.items():
+        row = majority.loc[f"gpt-6-astra__{effort}"]
+        assert round(row["mean_score"], 2) == pytest.approx(score, abs=0.006)
+        assert round(100 * row["passing"] / 500, 1) == pytest.approx(passed_percent, abs=0.05)
