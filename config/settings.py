@@ -76,6 +76,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "annotation.middleware.AnnotatorErrorMiddleware",
+    # Last, so its process_exception runs first: a database or broker outage is a 503, not a 500.
+    "core.outages.OutageMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
