@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test bench setup sample lint clean
+.PHONY: run test bench soak faults setup sample lint clean
 
 $(STAMP): pyproject.toml
 	@echo "[1/4] installing Python packages into $(VENV) (first run only; log in $(VENV)/install.log)"
@@ -36,6 +36,14 @@ test: setup
 
 bench: setup
 	CELERY_TASK_ALWAYS_EAGER=1 $(PY) -m pytest -q -s tests/benchmarks -p no:cacheprovider
+
+# Fault tests alone (they also run in `make test`); set DATABASE_URL to PostgreSQL for the outage and backup tests.
+faults: setup
+	CELERY_TASK_ALWAYS_EAGER=1 $(PY) -m pytest -q -s tests/faults -p no:cacheprovider
+
+# Five minutes of 50 annotators + a researcher + a render worker; needs DATABASE_URL (PostgreSQL) and CELERY_BROKER_URL.
+soak: setup
+	REFIG_SOAK_SECONDS=$${REFIG_SOAK_SECONDS:-300} CELERY_TASK_ALWAYS_EAGER=1 $(PY) -m pytest -q -s tests/benchmarks/test_soak.py -p no:cacheprovider
 
 lint: setup
 	$(VENV)/bin/ruff check .

@@ -6,6 +6,16 @@ class AgentsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from core import study_exchange
+
+        from . import exchange
+
+        study_exchange.register_study_part(
+            "agents",
+            export=exchange.artifacts_export,
+            load=exchange.artifacts_load,
+            order=study_exchange.ORDER_ARTIFACTS,
+        )
         from core.sample_data import ORDER_ARTIFACTS, register_sample_loader
         from core.tables import register_table, register_table_note
 

@@ -86,6 +86,9 @@ class Artifact(models.Model):
     render_sha256 = models.CharField(max_length=64, blank=True)
     render_width = models.PositiveIntegerField(null=True)
     render_height = models.PositiveIntegerField(null=True)
+    # A render batch holds its artifacts until this moment and renews the hold while it works (services.
+    # artifacts_render_claim); a hold that lapses means the worker died, and agents.render_sweep re-enqueues them.
+    render_claimed_until = models.DateTimeField(null=True, db_index=True)
 
     # Run-log economics (agents/runlog.py).
     log_status = models.CharField(max_length=16, choices=LogStatus.choices, default=LogStatus.ABSENT)

@@ -2,8 +2,11 @@
 
 from celery import shared_task
 
-from . import services
+from . import render, services
 from .models import Artifact
+
+# Below the broker's visibility timeout (config/settings.py), so a batch is never running when its message returns.
+BATCH_SOFT_LIMIT = services.render_batch_seconds(render.DEFAULT_BATCH_SIZE)
 
 
 @shared_task(
@@ -23,12 +26,17 @@ def audit_artifact(artifact_id: int) -> bool | None:
     acks_late=True,
     autoretry_for=(OSError,),
     max_retries=2,
-    soft_time_limit=1800,
-    time_limit=1900,
+    soft_time_limit=BATCH_SOFT_LIMIT,
+    time_limit=BATCH_SOFT_LIMIT + 60,
 )
 def audit_and_render(artifact_ids: list[int]) -> int:
-    """Audit then render a batch in one LibreOffice start-up."""
-    artifacts = [
-        services.artifact_audit(artifact=a) for a in Artifact.objects.filter(pk__in=artifact_ids).order_by("pk")
-    ]
-    return services.artifacts_render(artifacts=artifacts)
+    """Audit then render a batch in one LibreOffice start-up, holding the artifacts no other live batch holds."""
+    with services.artifacts_render_claim(artifact_ids=artifact_ids) as held:
+        artifacts = [services.artifact_audit(artifact=a) for a in Artifact.objects.filter(pk__in=held).order_by("pk")]
+        return services.artifacts_render(artifacts=artifacts)
+
+
+@shared_task(name="agents.render_sweep", acks_late=True, soft_time_limit=120)
+def render_sweep() -> int:
+    """Beat, every minute: re-enqueue the artifacts of render batches whose worker died."""
+    return services.artifacts_render_sweep(enqueue=audit_and_render.delay)

@@ -6,6 +6,13 @@ class AnnotationConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from core import study_exchange
+
+        from . import exchange
+
+        study_exchange.register_study_part(
+            "annotation", export=exchange.study_export, load=exchange.study_load, order=study_exchange.ORDER_STUDIES
+        )
         from core.sample_data import ORDER_STUDIES, register_sample_loader
         from core.tables import register_table
 

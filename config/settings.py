@@ -85,6 +85,9 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "annotation.middleware.AnnotatorErrorMiddleware",
     "core.middleware.ContentSecurityPolicyMiddleware",
+    # Near the end, so its process_exception runs first: a database or broker outage is a 503, not a 500 (AxesMiddleware
+    # below has no exception hook).
+    "core.outages.OutageMiddleware",
     # Last, as django-axes requires: turns a locked-out login into its 429 answer.
     "axes.middleware.AxesMiddleware",
 ]
@@ -209,6 +212,11 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_BEAT_SCHEDULE = {
     # Abandoned leases go back to the pool even while nobody asks for items (item_next also expires them lazily).
     "annotation-leases-expire": {"task": "annotation.leases_expire", "schedule": 60.0},
+    # Render batches whose worker died (its hold on the artifacts lapsed) are sent again: minutes, not the 4 h above.
+    "agents-render-sweep": {
+        "task": "agents.render_sweep",
+        "schedule": float(os.environ.get("REFIG_RENDER_SWEEP_SECONDS", 60)),
+    },
 }
 CELERY_TASK_ROUTES = {
     "agents.*": {"queue": "render"},
@@ -280,6 +288,9 @@ REFIG = {
     "THUMBNAIL_LONG_EDGE": protocol.THUMBNAIL_LONG_EDGE,
     "RENDER_TIMEOUT_SECONDS": float(os.environ.get("REFIG_RENDER_TIMEOUT", 60)),
     "SOFFICE_BINARY": os.environ.get("REFIG_SOFFICE", "soffice"),
+    # How long a render batch's hold on its artifacts lasts unless renewed (it renews every quarter of this while it
+    # works): the longest a killed render worker's artifacts wait before agents.render_sweep sends them again.
+    "RENDER_CLAIM_SECONDS": float(os.environ.get("REFIG_RENDER_CLAIM_SECONDS", 120)),
     # Largest image the corpus importer decodes (pixels); the paper's biggest figure is 13.65 MP.
     "MAX_IMAGE_PIXELS": int(os.environ.get("REFIG_MAX_IMAGE_PIXELS", 60_000_000)),
 }

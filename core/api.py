@@ -13,6 +13,8 @@ from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from .errors import INTERNAL_ERROR, AppError, Invalid
+from .outages import BODY as OUTAGE_BODY
+from .outages import RETRY_AFTER_SECONDS, is_outage, outage_log
 from .permissions import IsStaffResearcher
 from .tables import FORMATS, render_table, table_frame, table_notes
 
@@ -31,6 +33,9 @@ def exception_handler(exc, context) -> Response:
     logged with its traceback and answered with a generic 500 that reveals nothing."""
     if isinstance(exc, AppError):
         return Response({"error": exc.code, "detail": exc.detail}, status=exc.status)
+    if is_outage(exc):
+        outage_log(context["request"], exc)
+        return Response(OUTAGE_BODY, status=503, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
     response = drf_exception_handler(exc, context)
     if response is None:
         view = context.get("view")

@@ -6,6 +6,16 @@ class ScoringConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from core import study_exchange
+
+        from . import exchange
+
+        study_exchange.register_study_part(
+            "scoring",
+            export=exchange.judge_records_export,
+            load=exchange.judge_records_load,
+            order=study_exchange.ORDER_SCORES,
+        )
         from core.sample_data import ORDER_SCORES, register_sample_loader
         from core.tables import register_table
 

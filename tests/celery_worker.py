@@ -40,7 +40,9 @@ def database_url_for_worker() -> str:
 
 
 @contextlib.contextmanager
-def celery_worker(*, queues: str, media_root: Path, extra_env: dict | None = None):
+def celery_worker(
+    *, queues: str, media_root: Path, extra_env: dict | None = None, args: tuple[str, ...] = (), purge: bool = True
+):
     if not broker_reachable(BROKER_URL):
         if os.environ.get("REFIG_REQUIRE_SERVICES"):
             pytest.fail(f"broker {BROKER_URL} is not reachable")
@@ -54,14 +56,14 @@ def celery_worker(*, queues: str, media_root: Path, extra_env: dict | None = Non
         DJANGO_SETTINGS_MODULE="config.settings",
         **(extra_env or {}),
     )
-    # Start from an empty queue so a leftover message from an earlier run cannot interfere.
-    subprocess.run(
-        [sys.executable, "-m", "celery", "-A", "config", "purge", "-f", "-Q", queues],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        timeout=60,
-    )
+    if purge:  # start from an empty queue so a leftover message from an earlier run cannot interfere
+        subprocess.run(
+            [sys.executable, "-m", "celery", "-A", "config", "purge", "-f", "-Q", queues],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            timeout=60,
+        )
     worker = subprocess.Popen(
         [
             sys.executable,
@@ -81,6 +83,7 @@ def celery_worker(*, queues: str, media_root: Path, extra_env: dict | None = Non
             "--without-gossip",
             "--without-mingle",
             "--without-heartbeat",
+            *args,
         ],
         env=env,
         cwd=ROOT,
@@ -91,19 +94,31 @@ def celery_worker(*, queues: str, media_root: Path, extra_env: dict | None = Non
     try:
         yield worker
     finally:
-        os.killpg(worker.pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):  # a fault test may have killed it already
+            os.killpg(worker.pid, signal.SIGTERM)
         try:
             worker.wait(timeout=20)
         except subprocess.TimeoutExpired:
             os.killpg(worker.pid, signal.SIGKILL)
 
 
-def send_and_wait(task, *args, broker_url: str = BROKER_URL, timeout: float = 90, done=None):
-    """Send `task` over the broker (not eager) and poll `done()` until it is true."""
+def send_over_broker(task, *args, broker_url: str = BROKER_URL) -> None:
+    """Put `task` on the broker even when the suite runs eager (CELERY_TASK_ALWAYS_EAGER=1): `apply_async` would then
+    run it in this process, and the worker under test would never see it."""
+    import warnings
+
+    from celery.exceptions import AlwaysEagerIgnored
+
     from config.celery_app import app
 
-    with app.connection_for_write(broker_url) as conn:
-        task.apply_async(args=args, connection=conn)
+    with app.connection_for_write(broker_url) as conn, warnings.catch_warnings():
+        warnings.simplefilter("ignore", AlwaysEagerIgnored)
+        app.send_task(task.name, args=args, connection=conn)
+
+
+def send_and_wait(task, *args, broker_url: str = BROKER_URL, timeout: float = 90, done=None):
+    """Send `task` over the broker (not eager) and poll `done()` until it is true."""
+    send_over_broker(task, *args, broker_url=broker_url)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if done():

@@ -12,7 +12,7 @@ import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, OperationalError, transaction
 from django.db.models import Count, Exists, F, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -72,8 +72,7 @@ def item_next(*, study: Study, annotator, state: selectors.StudyState | None = N
     if mine.done >= study.quota_per_annotator:
         return None
     try:
-        with transaction.atomic():
-            lease = _lease_new(study=study, annotator=annotator, mine=mine, now=now)
+        lease = _lease_new_retrying(study=study, annotator=annotator, mine=mine, now=now)
     except IntegrityError:
         # The same annotator asked twice at once (two tabs): one open lease per annotator; both get it.
         existing = _open_lease(study=study, annotator=annotator)
@@ -81,6 +80,26 @@ def item_next(*, study: Study, annotator, state: selectors.StudyState | None = N
             raise
         return Served(lease=existing, done=mine.done)
     return Served(lease=lease, done=mine.done) if lease is not None else None
+
+
+# A transaction the database chose as a deadlock victim (or could not serialise) is run again: it wrote nothing.
+TRANSIENT_TRIES = 3
+TRANSIENT_SQLSTATES = ("40P01", "40001")  # PostgreSQL: deadlock detected, serialization failure
+
+
+def _transient(error: OperationalError) -> bool:
+    return getattr(error.__cause__, "sqlstate", None) in TRANSIENT_SQLSTATES or "database is locked" in str(error)
+
+
+def _lease_new_retrying(*, study: Study, annotator, mine: _Mine, now: datetime) -> Lease | None:
+    for attempt in range(TRANSIENT_TRIES):
+        try:
+            with transaction.atomic():
+                return _lease_new(study=study, annotator=annotator, mine=mine, now=now)
+        except OperationalError as error:
+            if attempt == TRANSIENT_TRIES - 1 or not _transient(error):
+                raise
+    return None
 
 
 def _open_lease(*, study: Study, annotator) -> Lease | None:
