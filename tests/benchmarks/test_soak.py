@@ -188,7 +188,7 @@ def test_soak_annotators_researcher_and_render_worker(transactional_db, tmp_path
     }
     with (
         celery_worker(queues="render", media_root=settings.MEDIA_ROOT) as worker,
-        gunicorn_serving(connection.settings_dict) as (host, port),
+        gunicorn_serving(connection.settings_dict, settings.MEDIA_ROOT) as (host, port, _pid),
     ):
         for start in range(0, len(render_ids), 20):
             send_over_broker(audit_and_render, render_ids[start : start + 20])

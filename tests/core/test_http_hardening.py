@@ -226,7 +226,7 @@ def test_database_down_healthz_ok_readyz_503_and_no_debug_page(tmp_path):
     status, body = answers["/readyz"]
     assert status == 503 and json.loads(body) == {"status": "unavailable", "database": "unreachable", "broker": "ok"}
     status, body = answers["login"]
-    assert status == 500
+    assert status == 503  # core.outages: the database is away, said plainly; never the debug page
     for leak in (secret, "DATABASE_URL", "127.0.0.1:1", "Traceback", "sessionid", "secret-typed-in", "SECRET_KEY"):
         assert leak not in body, leak
 

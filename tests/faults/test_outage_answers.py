@@ -25,7 +25,7 @@ def logged_in(user) -> Client:
 
 def test_the_annotator_api_answers_503_with_the_error_body():
     client = logged_in(annotator())
-    with mock.patch("annotation.selectors.study_for_annotator", side_effect=OperationalError(REFUSED)):
+    with mock.patch("annotation.selectors.studies_for_annotator", side_effect=OperationalError(REFUSED)):
         response = client.post("/api/annotate/next/", {}, content_type="application/json")
     assert response.status_code == 503
     assert response.json() == {"error": "unavailable", "detail": UNAVAILABLE}
@@ -42,15 +42,20 @@ def test_a_page_answers_503_in_plain_words():
 
 
 def test_a_broker_outage_while_enqueueing_is_a_503_too():
+    from annotation import services
+    from tests.annotation.data import SLUGS, build_corpus
+
+    build_corpus(figures=2, configurations=SLUGS[:2])
+    services.study_create(name="live", configurations=list(SLUGS[:2]), min_dwell_ms=0)
     client = logged_in(coordinator())
     with mock.patch("bt_elo.tasks.leaderboard_refresh.delay", side_effect=BrokerError("Error 111 connecting")):
-        response = client.get("/results/elo/live.json", HTTP_ACCEPT="application/json")
+        response = client.get("/results/elo/live.json?study=live", HTTP_ACCEPT="application/json")
     assert response.status_code == 503
     assert response.json()["error"] == "unavailable"
 
 
 def test_other_errors_are_still_the_generic_500():
     client = logged_in(annotator())
-    with mock.patch("annotation.selectors.study_for_annotator", side_effect=RuntimeError("a bug")):
+    with mock.patch("annotation.selectors.studies_for_annotator", side_effect=RuntimeError("a bug")):
         response = client.post("/api/annotate/next/", {}, content_type="application/json")
     assert response.status_code == 500 and response.json()["error"] == "internal"
