@@ -176,19 +176,10 @@ class AuditLimits:
 
 DEFAULT_LIMITS = AuditLimits()
 
+# What the shape-tree walk counts: the audit's counts except those read from the package itself (slides, external
+# links), plus the native objects the flattening cap counts.
 _COUNT_FIELDS: tuple[str, ...] = (
-    "text_boxes",
-    "shapes",
-    "lines",
-    "connectors",
-    "connectors_attached",
-    "groups",
-    "pictures",
-    "tables",
-    "charts",
-    "smartart",
-    "ole_media",
-    "alternate_content",
+    *(name for name in AUDIT_COUNTS if name not in ("slides", "external_links")),
     "native_objects",
 )
 
