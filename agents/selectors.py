@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from django.db.models import BigIntegerField, Count, F, Func, Max, Q, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Case, CharField, Count, F, Func, Max, Q, QuerySet, Subquery, Value, When
+from django.db.models.functions import Cast, Coalesce, Concat
 
 from .configurations import ConfigurationSpec, configuration_pairs
 from .models import Artifact, Configuration
@@ -185,22 +185,29 @@ def artifact_newest_id() -> int:
     return Artifact.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
 
 
-def artifact_state_expressions() -> dict:
-    """Subquery expressions that change whenever the artifacts a study's pool is built from change: the newest
-    artifact's id (an import), and how many have a final verdict and how many pass the gate (an audit or a render)."""
+def artifact_state_expression(configuration_ids) -> Subquery:
+    """A scalar subquery over the artifacts of `configuration_ids` (a queryset of ids, may refer to an outer query)
+    that changes whenever the artifacts a study's pool is built from change: how many there are and the newest id (an
+    import), how many have a final verdict and how many pass the gate (an audit or a render). One scan of those
+    artifacts; artifacts of other configurations never change it."""
 
-    def count(**condition):
-        # COUNT as a plain function, not an aggregate: one row, no GROUP BY, usable as a scalar subquery.
-        rows = (
-            Artifact.objects.filter(**condition).order_by().annotate(n=Func(F("pk"), function="COUNT")).values("n")[:1]
-        )
-        return Coalesce(Subquery(rows, output_field=BigIntegerField()), Value(0))
+    def plain(function: str, expression):
+        # An aggregate as a plain function: one row, no GROUP BY, usable as a scalar subquery.
+        return Cast(Func(expression, function=function), output_field=CharField())
 
-    return {
-        "sig_artifact": Coalesce(Subquery(Artifact.objects.order_by("-pk").values("pk")[:1]), Value(0)),
-        "sig_final": count(gate_passed__isnull=False),
-        "sig_passed": count(gate_passed=True),
-    }
+    final, passed = When(gate_passed__isnull=False, then=Value(1)), When(gate_passed=True, then=Value(1))
+    state = Concat(
+        plain("COUNT", F("pk")),
+        Value(":"),
+        Coalesce(plain("MAX", F("pk")), Value("0")),
+        Value(":"),
+        plain("COUNT", Case(final)),
+        Value(":"),
+        plain("COUNT", Case(passed)),
+        output_field=CharField(),
+    )
+    rows = Artifact.objects.filter(configuration_id__in=configuration_ids).order_by().annotate(state=state)
+    return Subquery(rows.values("state")[:1], output_field=CharField())
 
 
 def artifact_ids_by_key() -> dict[tuple[str, str], int]:

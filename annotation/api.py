@@ -71,7 +71,7 @@ class ItemNextApi(AnnotatorApi):
             states = [state]
         else:
             # Every study in turn, least done first: one that has run dry never hides the others.
-            states = selectors.studies_for_annotator(user=request.user)
+            states = selectors.studies_for_annotator(user=request.user, with_progress=False)
         if not states:
             return Response({"state": "none", "detail": "You are not assigned to a study yet."})
         paused = None

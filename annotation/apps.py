@@ -8,7 +8,9 @@ class AnnotationConfig(AppConfig):
     def ready(self) -> None:
         from core import study_exchange
 
-        from . import exchange
+        from . import exchange, signals
+
+        signals.connect()
 
         study_exchange.register_study_part(
             "annotation", export=exchange.study_export, load=exchange.study_load, order=study_exchange.ORDER_STUDIES

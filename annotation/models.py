@@ -99,6 +99,9 @@ class Study(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
     # What the materialised pool (Item rows, StudyPair / StudyFigure counters) was built from; "" = not built yet.
     pool_signature = models.CharField(max_length=200, blank=True, default="", editable=False)
+    # Counts changes to the study's configurations and figures (added, removed: annotation.signals); part of the pool
+    # signature.
+    links_version = models.PositiveBigIntegerField(default=0, editable=False)
     annotators = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="studies", blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     # Issue 15: the kind of study, and the quality controls of a pairwise one.

@@ -16,7 +16,6 @@ from django.db.models import (
     BigIntegerField,
     Count,
     Exists,
-    ExpressionWrapper,
     F,
     Func,
     Max,
@@ -109,50 +108,38 @@ def scalar_subquery(queryset, function: str, field: str):
     )
 
 
-SIGNATURE_PRIME = 2147483647  # 2**31 − 1: every product below stays under 2**63, every sum of terms far below it
+SIGNATURE_PRIME = 2147483647  # 2**31 − 1: squares of residues stay below 2**62, sums of them far below 2**63
 
 
-def _set_fingerprint(through, key, name: str) -> dict:
-    """Annotations fingerprinting the multiset of integer `key`s of a study's rows in a link table: their count and
-    their power sums Σk, Σk², Σk³ modulo a prime (no overflow on either database). Unlike a sum alone ({1, 4} and
-    {2, 3} share one), count and the first three power sums tell apart any two sets of up to three elements (Newton's
-    identities) and larger ones unless they collide in three sums at once."""
+def _configuration_order():
+    """A fingerprint of the order of the study's configurations (it decides each pair's x and y): Σ k² mod p over
+    k = (configuration id · 1000003 + position) mod p. Swapping two positions changes it (by 2·1000003·Δid·Δposition),
+    and so does any reorder unless it collides mod p; read from the link table, so no way of moving a configuration
+    escapes it."""
     p = Value(SIGNATURE_PRIME)
-
-    def mod(value):
-        return Mod(value, p, output_field=BigIntegerField())
-
-    def total(value):
-        return Sum(value, output_field=BigIntegerField())
-
-    k = mod(key)
-    terms = {"n": Count("pk"), "s1": mod(total(k)), "s2": mod(total(mod(k * k))), "s3": mod(total(mod(mod(k * k) * k)))}
-    rows = through.objects.filter(study_id=OuterRef("pk")).order_by().values("study_id")
-    return {
-        f"sig_{name}_{t}": Coalesce(
-            Subquery(rows.annotate(v=term).values("v")[:1]), Value(0), output_field=BigIntegerField()
-        )
-        for t, term in terms.items()
-    }
+    placed = Mod(
+        F("configuration_id") * Value(1000003) + F("configuration__position"), p, output_field=BigIntegerField()
+    )
+    square = Mod(placed * placed, p, output_field=BigIntegerField())
+    rows = Study.configurations.through.objects.filter(study_id=OuterRef("pk")).order_by().values("study_id")
+    total = Mod(Sum(square, output_field=BigIntegerField()), p, output_field=BigIntegerField())
+    return Coalesce(Subquery(rows.annotate(v=total).values("v")[:1]), Value(0), output_field=BigIntegerField())
 
 
 def _pool_signature() -> dict:
-    """What a study's assignment pool is built from, as annotations over the study row: the seed, its configurations
-    (ids, and each id with its position: moving configurations changes the pairs' x / y order), its figures (ids),
-    whether it shows gate-failed artifacts, and the artifacts' state (newest id, how many have a final verdict, how
-    many pass). Cheap: index reads over the study's link tables and two counts over the artifacts."""
-    configurations, figures = Study.configurations.through, Study.figures.through
-    placed = ExpressionWrapper(
-        Mod(F("configuration_id"), Value(SIGNATURE_PRIME)) * Value(1000003) + F("configuration__position"),
-        output_field=BigIntegerField(),
-    )
+    """What a study's assignment pool is built from, as annotations over the study row: the seed, whether it shows
+    gate-failed artifacts, the version of its links (configurations and figures added or removed: bumped by
+    annotation.signals), the order of its configurations, and the artifacts' state (newest id, how many have a final
+    verdict, how many pass: of the study's configurations only). Cheap enough for every next-item request: the study
+    row, its links and one scan of its artifacts."""
     return {
         "sig_seed": F("seed"),
-        **_set_fingerprint(configurations, F("configuration_id"), "configurations"),
-        **_set_fingerprint(configurations, placed, "placed"),
-        **_set_fingerprint(figures, F("figure_id"), "figures"),
         "sig_include_gate_failed": F("include_gate_failed"),
-        **agent_selectors.artifact_state_expressions(),
+        "sig_links": F("links_version"),
+        "sig_order": _configuration_order(),
+        "sig_artifacts": agent_selectors.artifact_state_expression(
+            Study.configurations.through.objects.filter(study_id=OuterRef(OuterRef("pk"))).values("configuration_id")
+        ),
     }
 
 
@@ -180,7 +167,7 @@ def _with_state(studies: QuerySet[Study]) -> QuerySet[Study]:
 
 def _state(study: Study) -> StudyState:
     parts = [str(getattr(study, name)) for name in _SIGNATURE_PARTS]
-    return StudyState(study=study, signature="v4:" + ":".join(parts), leases_due=study.leases_due_now)
+    return StudyState(study=study, signature="v5:" + ":".join(parts), leases_due=study.leases_due_now)
 
 
 def study_state(*, study_id: int) -> StudyState:
@@ -207,10 +194,13 @@ def study_for_annotator(*, user, name: str | None = None) -> StudyState | None:
     return _state(found) if found is not None else None
 
 
-def studies_for_annotator(*, user) -> list[StudyState]:
+def studies_for_annotator(*, user, with_progress: bool = True) -> list[StudyState]:
     """Every study the annotator may work in, in the order they are offered: active ones first, least done (relative
-    to the quota) first, so that no study starves behind an older one; then paused ones."""
+    to the quota) first, so that no study starves behind an older one; then paused ones. Each study's
+    `annotator_done` is set, unless `with_progress` is False and there is only one study (nothing to order)."""
     states = [_state(s) for s in _with_state(_annotator_studies(user))]
+    if len(states) < 2 and not with_progress:
+        return states  # nothing to order: the next-item path saves the progress query
     done = dict(
         Comparison.objects.filter(
             study__in=[s.study for s in states], annotator=user, superseded=False, withdrawn=False, lease__isnull=False

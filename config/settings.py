@@ -144,7 +144,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTHENTICATION_BACKENDS = [
     # django-axes first: it refuses a locked-out (username, address) pair before the password is checked.
     "core.auth.LoginThrottleBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    "core.auth.RoleAwareModelBackend",
 ]
 # Five wrong passwords for one username from one address lock that pair out for 15 minutes (answer 429); a correct
 # login resets the count. Keyed on the pair so a stranger cannot lock a colleague out from elsewhere.

@@ -35,11 +35,19 @@ def user_roles(user) -> set[str]:
         return set()
     if user.is_superuser or user.is_staff:
         return set(ROLES)
-    cached = getattr(user, "_refig_roles", None)
+    cached = getattr(user, _ROLES_ATTRIBUTE, None)
     if cached is None:
-        cached = set(user.groups.filter(name__in=ROLES).values_list("name", flat=True))
-        user._refig_roles = cached
+        cached = roles_remember(user, set(user.groups.filter(name__in=ROLES).values_list("name", flat=True)))
     return cached
+
+
+_ROLES_ATTRIBUTE = "_refig_roles"
+
+
+def roles_remember(user, roles: set[str]) -> set[str]:
+    """Keep the user's roles on the instance for the rest of the request (read once, by the auth backend or here)."""
+    setattr(user, _ROLES_ATTRIBUTE, roles)
+    return roles
 
 
 def user_has_role(user, *roles: str) -> bool:

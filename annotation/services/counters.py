@@ -8,11 +8,13 @@ them in the transaction of the lease or vote they count. Changes go out as `F()`
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 from django.db.models import F, Value
 from django.db.models.functions import Greatest
 
 from ..models import Item, StudyFigure, StudyPair
+from .fused import Update, updates_run
 
 BULK_CHUNK = 500  # ids per `IN (...)`: far below SQLite's 32,766 host parameters and PostgreSQL's 65,535
 
@@ -63,22 +65,28 @@ class CounterChanges:
         self.pair(x, y)["votes"] += 1
         return self
 
-    def apply(self) -> None:
-        self._apply_pairs()
+    def apply(self, *, first: Sequence[Update] = ()) -> None:
+        """The changes as UPDATEs, pairs then items then figures, each in key order, after the `first` updates (the
+        lease or vote row the changes count), all in one statement where the database allows (services.fused)."""
+        updates = [*first, *self._pair_updates()]
         for pk, changes in sorted(self.items.items()):
             if values := _clamped(changes):
-                Item.objects.filter(pk=pk).update(**values)
+                updates.append((Item.objects.filter(pk=pk), values))
         for figure_id, n in sorted(self.figures.items()):
             if n:
-                StudyFigure.objects.filter(study_id=self.study_id, figure_id=figure_id).update(
-                    uses=Greatest(F("uses") + n, Value(0))
+                updates.append(
+                    (
+                        StudyFigure.objects.filter(study_id=self.study_id, figure_id=figure_id),
+                        {"uses": Greatest(F("uses") + n, Value(0))},
+                    )
                 )
+        updates_run(updates)
 
     def apply_in_bulk(self) -> None:
         """apply() for bulk loads that hold study_lock: items (and figures) with the same changes share one UPDATE
         ... WHERE pk IN, so a batch of a thousand imported votes costs a few statements instead of a thousand. Only
         under study_lock, which keeps every other writer of the study out: these rows are not locked in key order."""
-        self._apply_pairs()
+        updates_run(self._pair_updates())
         groups: dict[tuple, list[int]] = {}
         for pk, changes in self.items.items():
             if key := tuple(sorted((name, n) for name, n in changes.items() if n)):
@@ -98,7 +106,9 @@ class CounterChanges:
                     study_id=self.study_id, figure_id__in=sorted(ids)[start : start + BULK_CHUNK]
                 ).update(uses=Greatest(F("uses") + n, Value(0)))
 
-    def _apply_pairs(self) -> None:
-        for (x, y), changes in sorted(self.pairs.items()):
-            if values := _clamped(changes):
-                StudyPair.objects.filter(study_id=self.study_id, config_x_id=x, config_y_id=y).update(**values)
+    def _pair_updates(self) -> list[Update]:
+        return [
+            (StudyPair.objects.filter(study_id=self.study_id, config_x_id=x, config_y_id=y), values)
+            for (x, y), changes in sorted(self.pairs.items())
+            if (values := _clamped(changes))
+        ]

@@ -12,7 +12,7 @@ import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db import IntegrityError, OperationalError, transaction
+from django.db import IntegrityError
 from django.db.models import Count, Exists, F, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -25,6 +25,7 @@ from ..models import Item, Lease, Purpose, Study, StudyFigure, StudyPair
 from .allocation import pair_plan
 from .counters import CounterChanges
 from .pool import GONE_LEASE_STATES, leases_expire, study_pool_sync
+from .transient import atomic_retrying
 
 TOKEN_BYTES = 24
 CLAIM_TRIES = 5
@@ -60,10 +61,10 @@ def item_next(*, study: Study, annotator, state: selectors.StudyState | None = N
     if study.status != Study.Status.ACTIVE:
         raise StudyUnavailable(f"this study is {study.status}; no new items are handed out")
     if not state.pool_current:
-        study = study_pool_sync(study=study)
+        study = atomic_retrying(lambda: study_pool_sync(study=study))
     now = timezone.now()
     if state.leases_due:
-        leases_expire(study=study, now=now)
+        atomic_retrying(lambda: leases_expire(study=study, now=now))
     mine = _mine(study=study, annotator=annotator)
     if mine.open:
         existing = _open_lease(study=study, annotator=annotator)
@@ -82,24 +83,8 @@ def item_next(*, study: Study, annotator, state: selectors.StudyState | None = N
     return Served(lease=lease, done=mine.done) if lease is not None else None
 
 
-# A transaction the database chose as a deadlock victim (or could not serialise) is run again: it wrote nothing.
-TRANSIENT_TRIES = 3
-TRANSIENT_SQLSTATES = ("40P01", "40001")  # PostgreSQL: deadlock detected, serialization failure
-
-
-def _transient(error: OperationalError) -> bool:
-    return getattr(error.__cause__, "sqlstate", None) in TRANSIENT_SQLSTATES or "database is locked" in str(error)
-
-
 def _lease_new_retrying(*, study: Study, annotator, mine: _Mine, now: datetime) -> Lease | None:
-    for attempt in range(TRANSIENT_TRIES):
-        try:
-            with transaction.atomic():
-                return _lease_new(study=study, annotator=annotator, mine=mine, now=now)
-        except OperationalError as error:
-            if attempt == TRANSIENT_TRIES - 1 or not _transient(error):
-                raise
-    return None
+    return atomic_retrying(lambda: _lease_new(study=study, annotator=annotator, mine=mine, now=now))
 
 
 def _open_lease(*, study: Study, annotator) -> Lease | None:
@@ -229,14 +214,15 @@ def _pick_in_pair(study: Study, annotator, x: int, y: int) -> Item | None:
     uses = Subquery(
         StudyFigure.objects.filter(study_id=OuterRef("study_id"), figure_id=OuterRef("figure_id")).values("uses")[:1]
     )
-    return (
+    first_free = (
         _free_items(study, annotator)
         .filter(config_x_id=x, config_y_id=y)
         .annotate(uses=Coalesce(uses, Value(0)))
-        .select_related("artifact_x", "artifact_y")
         .order_by(*assignment.FIGURE_ORDER, "pk")
-        .first()
+        .values("pk")[:1]
     )
+    # Ordered without the artifacts (wide rows), which are joined to the one item chosen.
+    return Item.objects.filter(pk=Subquery(first_free)).select_related("artifact_x", "artifact_y").first()
 
 
 def _fresh_lease(*, study: Study, annotator, mine: _Mine, now: datetime) -> Lease | None:

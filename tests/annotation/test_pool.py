@@ -56,6 +56,39 @@ def test_pool_follows_artifacts_added_after_the_study():
     assert next_lease(study=study, annotator=user).item.figure_id == late.pk
 
 
+def test_pool_state_follows_the_study_own_artifacts_only():
+    """A render finishing for a configuration outside the study leaves its pool current (no rebuild while annotators
+    work); one of its own artifacts changing verdict makes it stale, and the next request rebuilds it."""
+    from agents.models import Artifact
+    from tests.factories import artifact_create, configuration_create
+
+    study, figs, configs = make_study(figures=2, overlap_rate=0)
+    first = next_lease(study=study, annotator=annotator("first"))
+    assert selectors.study_state(study_id=study.pk).pool_current
+    outsider = configuration_create("outsider", model="other", position=50)
+    pending = artifact_create(outsider, figs[0])
+    Artifact.objects.filter(pk=pending.pk).update(gate_passed=None)
+    Artifact.objects.filter(pk=pending.pk).update(gate_passed=True)
+    assert selectors.study_state(study_id=study.pk).pool_current
+    own = Artifact.objects.filter(configuration=configs[0], figure=figs[0])
+    own.update(gate_passed=None)  # re-rendering: pending again
+    assert not selectors.study_state(study_id=study.pk).pool_current
+    second = annotator("second")
+    served = [next_lease(study=study, annotator=second)]
+    while served[-1] is not None:
+        submit_vote(token=served[-1].token, annotator=second, outcome="a", reason="r", dwell_ms=5000)
+        served.append(next_lease(study=study, annotator=second))
+    # 6 pairs x 2 figures, less the three pairs of the pending artifact, less the first annotator's item if still pooled
+    first_pending = first.item.figure_id == figs[0].pk and configs[0].pk in (
+        first.item.config_x_id,
+        first.item.config_y_id,
+    )
+    assert len(served) - 1 == 12 - 3 - (0 if first_pending else 1)
+    assert all(lease.item.artifact_x.gate_passed is not None for lease in served[:-1])
+    assert all(lease.item.artifact_y.gate_passed is not None for lease in served[:-1])
+    assert selectors.study_state(study_id=study.pk).pool_current
+
+
 def test_beat_expires_abandoned_leases_back_to_the_pool():
     from django.conf import settings
 

@@ -83,7 +83,17 @@ def _load(host: str, port: int, cookies: list[str], rounds: int) -> dict:
                 )
                 with lock:
                     if status_s != 200 or status_h != 200 or status_a != 400 or any(i[1] != 200 for i in images):
-                        errors.append(["submit", status_s, status_h, status_a, body.decode()[:200]])
+                        errors.append(
+                            [
+                                "submit",
+                                status_s,
+                                status_h,
+                                status_a,
+                                [i[1] for i in images],
+                                body.decode()[:200],
+                                [i[2][:300].decode(errors="replace") for i in images if i[1] != 200],
+                            ]
+                        )
                     timings["image"].extend(i[0] for i in images)
                     timings["healthz"].append(t_h)
                     timings["auth"].append(t_a)
