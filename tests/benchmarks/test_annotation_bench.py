@@ -316,12 +316,14 @@ def gunicorn_serving(database: dict, media_root):
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "DJANGO_MEDIA_ROOT": str(media_root),
     }
+    # REFIG_SERVER_LOG=<file> keeps the server's log (errors, deadlocks) for a look after the run.
+    log = open(os.environ["REFIG_SERVER_LOG"], "ab") if os.environ.get("REFIG_SERVER_LOG") else subprocess.PIPE
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", str(root / "config" / "gunicorn.py"), "config.wsgi:application"],
         cwd=root,
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=log,
         start_new_session=True,
     )
     try:
@@ -333,7 +335,8 @@ def gunicorn_serving(database: dict, media_root):
                         break
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"gunicorn did not start: {server.stderr.read().decode()[-2000:]}") from None
+                    said = server.stderr.read().decode()[-2000:] if server.stderr else f"see {log.name}"
+                    raise RuntimeError(f"gunicorn did not start: {said}") from None
                 time.sleep(0.2)
         yield "127.0.0.1", port, server.pid
     finally:
@@ -344,6 +347,8 @@ def gunicorn_serving(database: dict, media_root):
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait(10)
+        if log is not subprocess.PIPE:
+            log.close()
 
 
 def test_fifty_annotators_next_and_submit(transactional_db):
