@@ -23,6 +23,10 @@ def _clamped(changes: Counter) -> dict:
     return {name: Greatest(F(name) + n, Value(0)) for name, n in sorted(changes.items()) if n}
 
 
+class ClaimLost(Exception):
+    """An item claimed in these changes was taken by another transaction first."""
+
+
 class CounterChanges:
     """The counter changes of one transaction in one study."""
 
@@ -31,12 +35,19 @@ class CounterChanges:
         self.pairs: dict[tuple[int, int], Counter] = {}
         self.items: dict[int, Counter] = {}
         self.figures: Counter = Counter()
+        self.claimed: set[int] = set()
 
     def pair(self, x: int, y: int) -> Counter:
         return self.pairs.setdefault((x, y), Counter())
 
     def item(self, pk: int) -> Counter:
         return self.items.setdefault(pk, Counter())
+
+    def claim(self, item_id: int):
+        """The item must still be free (no open lease, no submitted one) when the changes are applied: ClaimLost
+        otherwise, and the caller's transaction is rolled back."""
+        self.claimed.add(item_id)
+        return self
 
     def lease(self, *, item_id: int, figure_id: int, x: int, y: int, left_is_x: bool, is_overlap: bool, sign: int):
         """A lease opened (+1) or an open lease closed (-1: expired, skipped, released)."""
@@ -69,9 +80,14 @@ class CounterChanges:
         """The changes as UPDATEs, pairs then items then figures, each in key order, after the `first` updates (the
         lease or vote row the changes count), all in one statement where the database allows (services.fused)."""
         updates = [*first, *self._pair_updates()]
+        claims = []
         for pk, changes in sorted(self.items.items()):
+            rows = Item.objects.filter(pk=pk)
+            if pk in self.claimed:
+                rows = rows.filter(open_count=0, submitted_count=0)
+                claims.append(len(updates))
             if values := _clamped(changes):
-                updates.append((Item.objects.filter(pk=pk), values))
+                updates.append((rows, values))
         for figure_id, n in sorted(self.figures.items()):
             if n:
                 updates.append(
@@ -80,7 +96,9 @@ class CounterChanges:
                         {"uses": Greatest(F("uses") + n, Value(0))},
                     )
                 )
-        updates_run(updates)
+        counts = updates_run(updates)
+        if any(counts[i] == 0 for i in claims):
+            raise ClaimLost
 
     def apply_in_bulk(self) -> None:
         """apply() for bulk loads that hold study_lock: items (and figures) with the same changes share one UPDATE

@@ -23,7 +23,7 @@ from .. import assignment, selectors
 from ..errors import StudyUnavailable
 from ..models import Item, Lease, Purpose, Study, StudyFigure, StudyPair
 from .allocation import pair_plan
-from .counters import CounterChanges
+from .counters import ClaimLost, CounterChanges
 from .pool import GONE_LEASE_STATES, leases_expire, study_pool_sync
 from .transient import atomic_retrying
 
@@ -84,7 +84,12 @@ def item_next(*, study: Study, annotator, state: selectors.StudyState | None = N
 
 
 def _lease_new_retrying(*, study: Study, annotator, mine: _Mine, now: datetime) -> Lease | None:
-    return atomic_retrying(lambda: _lease_new(study=study, annotator=annotator, mine=mine, now=now))
+    for _ in range(CLAIM_TRIES):
+        try:
+            return atomic_retrying(lambda: _lease_new(study=study, annotator=annotator, mine=mine, now=now))
+        except ClaimLost:
+            continue  # the item was taken after all (rolled back): choose again
+    return None
 
 
 def _open_lease(*, study: Study, annotator) -> Lease | None:
@@ -226,47 +231,31 @@ def _pick_in_pair(study: Study, annotator, x: int, y: int) -> Item | None:
 
 
 def _fresh_lease(*, study: Study, annotator, mine: _Mine, now: datetime) -> Lease | None:
-    """Lock the neediest pair nobody is claiming in right now, pick its item and claim it with a conditional update
-    (a lease committed by someone else since our read makes the claim fail, and we try again). Nearly always that pair
-    has an item for this annotator; when it has none, ask which pairs do, in serving order, waiting at the end for the
+    """Lock the neediest pair nobody is claiming in right now, pick its item and claim it. Nearly always that pair has
+    an item for this annotator; when it has none, ask which pairs do, in serving order, waiting at the end for the
     first one's lock when others hold them all."""
     # Adaptive studies have no single neediest pair in the database's order: they go straight to their plan's order.
-    adaptive = study.allocation == ALLOCATION_ADAPTIVE
-    for _ in range(CLAIM_TRIES):
+    if study.allocation != ALLOCATION_ADAPTIVE:
         neediest = (
-            None
-            if adaptive
-            else (
-                StudyPair.objects.filter(study=study)
-                .annotate(need=F("votes") + F("open_fresh"))
-                .order_by(*assignment.PAIR_ORDER, "pk")
-                .select_for_update(skip_locked=True, of=("self",))
-                .values_list("pk", "config_x_id", "config_y_id", "x_left", "y_left")
-                .first()
-            )
+            StudyPair.objects.filter(study=study)
+            .annotate(need=F("votes") + F("open_fresh"))
+            .order_by(*assignment.PAIR_ORDER, "pk")
+            .select_for_update(skip_locked=True, of=("self",))
+            .values_list("pk", "config_x_id", "config_y_id", "x_left", "y_left")
+            .first()
         )
         if neediest is not None:
             pair_id, x, y, *sides = neediest
             lease = _claim(study, annotator, mine, now, x, y, assignment.SideCounts(*sides))
-            if lease is _RETRY:
-                continue
             if lease is not None:
                 return lease
-        candidates = _pairs_in_serving_order(study, annotator, with_free_item=True)
-        if not candidates:
-            return None
-        lease = _claim_in_pairs(study, annotator, mine, now, candidates)
-        if lease is not _RETRY and lease is not None:
-            return lease
-    return None
+    candidates = _pairs_in_serving_order(study, annotator, with_free_item=True)
+    return _claim_in_pairs(study, annotator, mine, now, candidates) if candidates else None
 
 
-_RETRY = object()  # someone claimed the item first: read the pairs again
-
-
-def _claim_in_pairs(study: Study, annotator, mine: _Mine, now: datetime, candidates: list):
+def _claim_in_pairs(study: Study, annotator, mine: _Mine, now: datetime, candidates: list) -> Lease | None:
     """Try the pairs in order, skipping those another annotator is claiming in, and end by waiting for the first one's
-    lock. The lease, _RETRY when a claim was lost, or None when no pair had an item."""
+    lock. The lease, or None when no pair had an item."""
     for (pair_id, x, y), skip_locked in [(c, True) for c in candidates] + [(candidates[0], False)]:
         locked = (
             StudyPair.objects.select_for_update(skip_locked=skip_locked)
@@ -283,14 +272,11 @@ def _claim_in_pairs(study: Study, annotator, mine: _Mine, now: datetime, candida
 
 
 def _claim(study: Study, annotator, mine: _Mine, now: datetime, x: int, y: int, pair_sides: assignment.SideCounts):
-    """In a pair whose row lock we hold: pick its item and claim it. The lease, _RETRY, or None (no item)."""
+    """In a pair whose row lock we hold: pick its item and claim it (every fresh claim holds its pair's lock, so the
+    item is still free; the counter update checks it all the same, raising ClaimLost). The lease, or None (no item)."""
     item = _pick_in_pair(study, annotator, x, y)
     if item is None:
         return None
-    if not Item.objects.filter(pk=item.pk, open_count=0, submitted_count=0).update(open_count=F("open_count") + 1):
-        return _RETRY
-    changes = CounterChanges(study.pk)
-    changes.item(item.pk)["open_count"] -= 1  # counted by the claim just above
     return _lease_open(
         study=study,
         item=item,
@@ -299,7 +285,7 @@ def _claim(study: Study, annotator, mine: _Mine, now: datetime, x: int, y: int, 
         is_overlap=False,
         now=now,
         pair_sides=pair_sides,
-        changes=changes,
+        changes=CounterChanges(study.pk).claim(item.pk),
     )
 
 

@@ -118,3 +118,47 @@ def test_the_engine_serves_the_pair_the_pure_rules_order_first():
             services.lease_skip(token=lease.token, annotator=user, reason="unsure")
         else:
             submit_vote(token=lease.token, annotator=user, outcome="a", reason="x", dwell_ms=5000)
+
+
+def test_a_claim_on_an_item_taken_meanwhile_rolls_back_every_change():
+    """The counter update that claims an item checks it is still free: when another transaction took it, nothing of
+    the claiming transaction stays (its lease, pair and figure counters), and the engine chooses again."""
+    from django.db import transaction
+
+    from annotation.models import StudyFigure, StudyPair
+    from annotation.services.counters import ClaimLost, CounterChanges
+    from tests.annotation.helpers import _counters
+
+    study, *_ = make_study(overlap_rate=0)
+    item = Item.objects.filter(study=study, in_pool=True).order_by("pk").first()
+    Item.objects.filter(pk=item.pk).update(open_count=1)  # someone else's lease, committed after our pick
+    before = _counters(study)
+    with pytest.raises(ClaimLost), transaction.atomic():
+        changes = CounterChanges(study.pk).claim(item.pk)
+        changes.lease(
+            item_id=item.pk,
+            figure_id=item.figure_id,
+            x=item.config_x_id,
+            y=item.config_y_id,
+            left_is_x=True,
+            is_overlap=False,
+            sign=1,
+        ).apply()
+    assert _counters(study) == before
+    assert (
+        StudyPair.objects.get(study=study, config_x_id=item.config_x_id, config_y_id=item.config_y_id).open_fresh == 0
+    )
+    assert StudyFigure.objects.get(study=study, figure_id=item.figure_id).uses == 0
+    # a free item is claimed
+    free = Item.objects.filter(study=study, in_pool=True, open_count=0).exclude(pk=item.pk).first()
+    with transaction.atomic():
+        CounterChanges(study.pk).claim(free.pk).lease(
+            item_id=free.pk,
+            figure_id=free.figure_id,
+            x=free.config_x_id,
+            y=free.config_y_id,
+            left_is_x=True,
+            is_overlap=False,
+            sign=1,
+        ).apply()
+    assert Item.objects.get(pk=free.pk).open_count == 1
