@@ -102,6 +102,8 @@ class Study(models.Model):
     # Counts changes to the study's configurations and figures (added, removed: annotation.signals); part of the pool
     # signature.
     links_version = models.PositiveBigIntegerField(default=0, editable=False)
+    # When the artifacts' part of the signature was last compared (services.pool.study_pool_recheck).
+    pool_checked_at = models.DateTimeField(null=True, blank=True, editable=False)
     annotators = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="studies", blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     # Issue 15: the kind of study, and the quality controls of a pairwise one.

@@ -8,6 +8,7 @@ import io
 import json
 import statistics
 from dataclasses import dataclass
+from datetime import timedelta
 
 import pandas as pd
 from django.core.cache import cache
@@ -126,52 +127,71 @@ def _configuration_order():
     return Coalesce(Subquery(rows.annotate(v=total).values("v")[:1]), Value(0), output_field=BigIntegerField())
 
 
-def _pool_signature() -> dict:
-    """What a study's assignment pool is built from, as annotations over the study row: the seed, whether it shows
-    gate-failed artifacts, the version of its links (configurations and figures added or removed: bumped by
-    annotation.signals), the order of its configurations, and the artifacts' state (newest id, how many have a final
-    verdict, how many pass: of the study's configurations only). Cheap enough for every next-item request: the study
-    row, its links and one scan of its artifacts."""
+def _pool_signature_links() -> dict:
+    """What a study's pool is built from, apart from the artifacts, as annotations over the study row: the seed,
+    whether it shows gate-failed artifacts, the version of its links (configurations and figures added or removed:
+    bumped by annotation.signals) and the order of its configurations. Compared on every next-item request."""
     return {
         "sig_seed": F("seed"),
         "sig_include_gate_failed": F("include_gate_failed"),
         "sig_links": F("links_version"),
         "sig_order": _configuration_order(),
-        "sig_artifacts": agent_selectors.artifact_state_expression(
-            Study.configurations.through.objects.filter(study_id=OuterRef(OuterRef("pk"))).values("configuration_id")
-        ),
     }
 
 
-_SIGNATURE_PARTS = tuple(_pool_signature())
+def _pool_signature_artifacts() -> dict:
+    """The state of the study's artifacts (how many, newest id, how many final, how many pass: of its configurations
+    only). One scan of them: compared when the pool is synced and every POOL_ARTIFACTS_RECHECK on the next-item path,
+    which never serves an item whose artifacts fail the pool's rules meanwhile (services.engine)."""
+    return {
+        "sig_artifacts": agent_selectors.artifact_state_expression(
+            Study.configurations.through.objects.filter(study_id=OuterRef(OuterRef("pk"))).values("configuration_id")
+        )
+    }
+
+
+_LINK_PARTS, _ARTIFACT_PARTS = tuple(_pool_signature_links()), tuple(_pool_signature_artifacts())
+POOL_ARTIFACTS_RECHECK = timedelta(seconds=10)
 
 
 @dataclass(frozen=True)
 class StudyState:
     """A study as the engine needs it, read in one query: whether its pool is current, and whether any of its open
-    leases are past their time."""
+    leases are past their time. `complete` False (the next-item path): the signature leaves the artifacts out, and
+    `artifacts_due` says when to look at them again."""
 
     study: Study
     signature: str
     leases_due: bool
+    complete: bool = True
 
     @property
     def pool_current(self) -> bool:
-        return self.signature == self.study.pool_signature
+        stored = self.study.pool_signature
+        return self.signature == (stored if self.complete else stored.split("|")[0])
+
+    @property
+    def artifacts_due(self) -> bool:
+        checked = self.study.pool_checked_at
+        return checked is None or timezone.now() - checked >= POOL_ARTIFACTS_RECHECK
 
 
-def _with_state(studies: QuerySet[Study]) -> QuerySet[Study]:
+def _with_state(studies: QuerySet[Study], *, complete: bool = False) -> QuerySet[Study]:
     due = Lease.objects.filter(study_id=OuterRef("pk"), state=Lease.State.OPEN, expires_at__lte=timezone.now())
-    return studies.annotate(**_pool_signature(), leases_due_now=Exists(due))
+    artifacts = _pool_signature_artifacts() if complete else {}
+    return studies.annotate(**_pool_signature_links(), **artifacts, leases_due_now=Exists(due))
 
 
-def _state(study: Study) -> StudyState:
-    parts = [str(getattr(study, name)) for name in _SIGNATURE_PARTS]
-    return StudyState(study=study, signature="v5:" + ":".join(parts), leases_due=study.leases_due_now)
+def _state(study: Study, *, complete: bool = False) -> StudyState:
+    signature = "v6:" + ":".join(str(getattr(study, name)) for name in _LINK_PARTS)
+    if complete:
+        signature += "|" + ":".join(str(getattr(study, name)) for name in _ARTIFACT_PARTS)
+    return StudyState(study=study, signature=signature, leases_due=study.leases_due_now, complete=complete)
 
 
-def study_state(*, study_id: int) -> StudyState:
-    return _state(_with_state(Study.objects.all()).get(pk=study_id))
+def study_state(*, study_id: int, complete: bool = True) -> StudyState:
+    """The study's state; `complete`: its artifacts included (else as the next-item path reads it)."""
+    return _state(_with_state(Study.objects.all(), complete=complete).get(pk=study_id), complete=complete)
 
 
 def _annotator_studies(user) -> QuerySet[Study]:

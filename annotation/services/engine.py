@@ -8,6 +8,7 @@ claimed with a conditional update; one open lease per annotator is a database co
 
 from __future__ import annotations
 
+import functools
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -24,7 +25,7 @@ from ..errors import StudyUnavailable
 from ..models import Item, Lease, Purpose, Study, StudyFigure, StudyPair
 from .allocation import pair_plan
 from .counters import ClaimLost, CounterChanges
-from .pool import GONE_LEASE_STATES, leases_expire, study_pool_sync
+from .pool import GONE_LEASE_STATES, leases_expire, study_pool_recheck, study_pool_sync
 from .transient import atomic_retrying
 
 TOKEN_BYTES = 24
@@ -56,12 +57,14 @@ def item_next(*, study: Study, annotator, state: selectors.StudyState | None = N
     """The annotator's open lease, or a new one by the study's assignment rules; None when their session is done
     or nothing is left to compare. `state`: the study's state when the caller has just read it
     (selectors.study_for_annotator), so it is not read again."""
-    state = state or selectors.study_state(study_id=study.pk)
+    state = state or selectors.study_state(study_id=study.pk, complete=False)
     study = state.study
     if study.status != Study.Status.ACTIVE:
         raise StudyUnavailable(f"this study is {study.status}; no new items are handed out")
     if not state.pool_current:
         study = atomic_retrying(lambda: study_pool_sync(study=study))
+    elif state.artifacts_due:
+        study, _ = atomic_retrying(lambda: study_pool_recheck(study=study))
     now = timezone.now()
     if state.leases_due:
         atomic_retrying(lambda: leases_expire(study=study, now=now))
@@ -74,6 +77,11 @@ def item_next(*, study: Study, annotator, state: selectors.StudyState | None = N
         return None
     try:
         lease = _lease_new_retrying(study=study, annotator=annotator, mine=mine, now=now)
+        if lease is None:
+            # Nothing left in the pool as built: artifacts finished since it was last compared may add items.
+            study, rebuilt = atomic_retrying(lambda: study_pool_recheck(study=study, always=True))
+            if rebuilt:
+                lease = _lease_new_retrying(study=study, annotator=annotator, mine=mine, now=now)
     except IntegrityError:
         # The same annotator asked twice at once (two tabs): one open lease per annotator; both get it.
         existing = _open_lease(study=study, annotator=annotator)
@@ -83,12 +91,18 @@ def item_next(*, study: Study, annotator, state: selectors.StudyState | None = N
     return Served(lease=lease, done=mine.done) if lease is not None else None
 
 
+class PoolStale(Exception):
+    """The item chosen has an artifact that no longer meets the pool's rules (a re-render made it pending, say)."""
+
+
 def _lease_new_retrying(*, study: Study, annotator, mine: _Mine, now: datetime) -> Lease | None:
     for _ in range(CLAIM_TRIES):
         try:
-            return atomic_retrying(lambda: _lease_new(study=study, annotator=annotator, mine=mine, now=now))
+            return atomic_retrying(functools.partial(_lease_new, study=study, annotator=annotator, mine=mine, now=now))
         except ClaimLost:
             continue  # the item was taken after all (rolled back): choose again
+        except PoolStale:
+            study = atomic_retrying(functools.partial(study_pool_sync, study=study, force=True))
     return None
 
 
@@ -154,6 +168,12 @@ def servable_items(study: Study):
     if not study.include_gate_failed:
         items = items.filter(artifact_x__gate_passed=True, artifact_y__gate_passed=True)
     return items
+
+
+def _servable(study: Study, item: Item) -> bool:
+    """servable_items' rules, for one item whose artifacts are loaded."""
+    verdicts = (item.artifact_x.gate_passed, item.artifact_y.gate_passed)
+    return None not in verdicts and (study.include_gate_failed or all(verdicts))
 
 
 def _free_items(study: Study, annotator):
@@ -277,6 +297,8 @@ def _claim(study: Study, annotator, mine: _Mine, now: datetime, x: int, y: int, 
     item = _pick_in_pair(study, annotator, x, y)
     if item is None:
         return None
+    if not _servable(study, item):
+        raise PoolStale
     return _lease_open(
         study=study,
         item=item,

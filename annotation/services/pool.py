@@ -123,10 +123,25 @@ def study_pool_sync(*, study: Study, force: bool = False) -> Study:
         )
         _figures_rebuild(fresh)
         _pairs_rebuild(fresh, pairs, seed)
-        Study.objects.filter(pk=fresh.pk).update(pool_signature=state.signature)
-        fresh.pool_signature = state.signature
-        study.pool_signature = state.signature
+        checked = timezone.now()
+        Study.objects.filter(pk=fresh.pk).update(pool_signature=state.signature, pool_checked_at=checked)
+        for built in (fresh, study):
+            built.pool_signature, built.pool_checked_at = state.signature, checked
         return fresh
+
+
+def study_pool_recheck(*, study: Study, always: bool = False) -> tuple[Study, bool]:
+    """Compare the study's artifacts with those its pool was built from (verdicts change as renders finish) and
+    rebuild it when they differ: (the study, whether it was rebuilt). On the next-item path one request per
+    selectors.POOL_ARTIFACTS_RECHECK does it (a conditional update claims the look), unless `always` (nothing was left
+    to serve: look now)."""
+    if not always and not Study.objects.filter(pk=study.pk, pool_checked_at=study.pool_checked_at).update(
+        pool_checked_at=timezone.now()
+    ):
+        return study, False
+    if selectors.study_state(study_id=study.pk).pool_current:
+        return study, False
+    return study_pool_sync(study=study), True
 
 
 ITEM_COLUMNS = ("figure", "config_x", "config_y", "artifact_x", "artifact_y", "rank")

@@ -89,6 +89,28 @@ def test_pool_state_follows_the_study_own_artifacts_only():
     assert selectors.study_state(study_id=study.pk).pool_current
 
 
+def test_artifacts_finished_while_items_remain_join_the_pool_at_the_next_recheck():
+    """The next-item path compares the study's artifacts once per POOL_ARTIFACTS_RECHECK: a figure whose artifacts
+    arrive while other items remain is pooled at the first request after that interval, not before."""
+    from annotation.models import Item, Study
+    from tests.factories import artifact_create, figure_create
+
+    study, figs, configs = make_study(figures=2, overlap_rate=0)
+    user = annotator()
+    vote(study, user)
+    late = figure_create("task-fig-late", index=9)
+    for c in configs:
+        artifact_create(c, late)
+    vote(study, user)  # within the interval: the pool is as built
+    assert not Item.objects.filter(study=study, figure=late).exists()
+    Study.objects.filter(pk=study.pk).update(
+        pool_checked_at=timezone.now() - selectors.POOL_ARTIFACTS_RECHECK - timedelta(seconds=1)
+    )
+    vote(study, user)
+    assert Item.objects.filter(study=study, figure=late, in_pool=True).count() == 6
+    assert selectors.study_state(study_id=study.pk).pool_current
+
+
 def test_beat_expires_abandoned_leases_back_to_the_pool():
     from django.conf import settings
 

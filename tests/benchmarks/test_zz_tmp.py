@@ -1,8 +1,11 @@
-def test_profile(transactional_db):
-    import cProfile, pstats, time, statistics
+def test_steps(transactional_db):
+    import time, statistics, functools
     from django.test import Client
     from tests.benchmarks.test_annotation_bench import paper_scale
     from tests.annotation.data import annotator
+    from annotation import selectors, api
+    from annotation.services import engine, counters
+    import core.auth
 
     study = paper_scale()
     users = [annotator(f"prof-{i}") for i in range(3)]
@@ -10,33 +13,37 @@ def test_profile(transactional_db):
     client = Client()
     client.force_login(users[0])
     client.get("/api/annotate/summary/")
+    spent = {}
 
-    def one():
-        token = client.post("/api/annotate/next/", content_type="application/json").json()["item"]["token"]
-        return token
+    def timed(mod, name):
+        f = getattr(mod, name)
 
-    toks = []
-    for _ in range(5):
-        toks.append(one())
-        client.post(
-            "/api/annotate/submit/",
-            {"token": toks[-1], "outcome": "a", "dwell_ms": 4000},
-            content_type="application/json",
-        )
-    pr = cProfile.Profile()
-    times = []
+        @functools.wraps(f)
+        def w(*a, **k):
+            t = time.perf_counter()
+            try:
+                return f(*a, **k)
+            finally:
+                spent.setdefault(name, []).append((time.perf_counter() - t) * 1000)
+
+        setattr(mod, name, w)
+
+    timed(selectors, "studies_for_annotator")
+    timed(engine, "_mine")
+    timed(engine, "_pick_in_pair")
+    timed(engine, "_lease_open")
+    timed(engine, "_fresh_lease")
+    timed(engine, "item_next")
+    timed(selectors, "lease_payload")
+    timed(core.auth.RoleAwareModelBackend, "get_user")
+    total = []
     for _ in range(40):
         t = time.perf_counter()
-        pr.enable()
-        tok = one()
-        pr.disable()
-        times.append(time.perf_counter() - t)
+        tok = client.post("/api/annotate/next/", content_type="application/json").json()["item"]["token"]
+        total.append((time.perf_counter() - t) * 1000)
         client.post(
             "/api/annotate/submit/", {"token": tok, "outcome": "a", "dwell_ms": 4000}, content_type="application/json"
         )
-    print("next median ms", statistics.median(times) * 1000)
-    st = pstats.Stats(pr)
-    st.sort_stats("tottime")
-    st.print_stats(25)
-    st.sort_stats("cumtime")
-    st.print_stats(60)
+    print("next total", round(statistics.median(total), 2))
+    for k, v in spent.items():
+        print(k, round(statistics.median(v), 2))
