@@ -26,9 +26,12 @@ def make_adaptive(*, figures=40, floor=2, **settings):
     return services.study_create(name="adaptive", configurations=SLUGS, quota_per_annotator=10_000, **settings)
 
 
-def cast(study, users, votes, rng):
-    """`votes` votes, annotators taking turns; each vote drawn from the true strengths. Returns the leases served."""
-    served = []
+def cast(study, users, votes, seed):
+    """`votes` votes, annotators taking turns; each vote drawn from the true strengths. The k-th vote on a pair draws
+    from its own stream (seed, pair, k), so the outcomes do not depend on the database's ids, which decide the order
+    the engine serves pairs in. Returns the leases served."""
+    served, per_pair = [], {}
+    order = sorted(STRENGTH)
     for n in range(votes):
         user = users[n % len(users)]
         lease = next_lease(study=study, annotator=user)
@@ -37,8 +40,13 @@ def cast(study, users, votes, rng):
         a, b = lease.item.artifact_x, lease.item.artifact_y
         if not lease.left_is_x:
             a, b = b, a
-        p_a = 1.0 / (1.0 + np.exp(STRENGTH[b.configuration.slug] - STRENGTH[a.configuration.slug]))
-        submit_vote(token=lease.token, annotator=user, outcome="a" if rng.random() < p_a else "b", dwell_ms=4000)
+        first, second = sorted((a.configuration.slug, b.configuration.slug))
+        k = per_pair[first, second] = per_pair.get((first, second), 0) + 1
+        draw = np.random.default_rng([seed, order.index(first), order.index(second), k]).random()
+        p_first = 1.0 / (1.0 + np.exp(STRENGTH[second] - STRENGTH[first]))
+        winner = first if draw < p_first else second
+        outcome = "a" if winner == a.configuration.slug else "b"
+        submit_vote(token=lease.token, annotator=user, outcome=outcome, dwell_ms=4000)
         served.append(lease)
     return served
 
@@ -50,7 +58,7 @@ def pair_of(lease) -> frozenset:
 def test_floor_first_then_votes_go_to_the_uncertain_neighbours():
     study = make_adaptive(figures=40, floor=3)
     users = [annotator(f"ann-{i}") for i in range(3)]
-    served = cast(study, users, 60, np.random.default_rng(5))
+    served = cast(study, users, 60, seed=5)
     assert len(served) == 60
     pairs = [pair_of(lease) for lease in served]
     # The floor: the first 6 × 3 votes give every one of the 6 pairs exactly 3 votes, in rounds.
@@ -70,7 +78,7 @@ def test_floor_first_then_votes_go_to_the_uncertain_neighbours():
 def test_sides_balanced_and_no_item_served_twice_to_one_annotator():
     study = make_adaptive(figures=40, floor=2)
     users = [annotator(f"ann-{i}") for i in range(3)]
-    served = cast(study, users, 90, np.random.default_rng(9))
+    served = cast(study, users, 90, seed=9)
     leases = list(Lease.objects.filter(study=study).select_related("item"))
     assert len(leases) == len(served) == 90
     # No item twice to one annotator, and never the same figure twice for one annotator and pair.
@@ -97,7 +105,7 @@ def test_sides_balanced_and_no_item_served_twice_to_one_annotator():
 def test_the_plan_is_computed_once_per_vote_count(monkeypatch):
     study = make_adaptive(figures=20, floor=1)
     users = [annotator("ann-a"), annotator("ann-b")]
-    cast(study, users, 8, np.random.default_rng(1))
+    cast(study, users, 8, seed=1)
     calls = []
     real = bradley_terry.bootstrap_elo
     monkeypatch.setattr(bradley_terry, "bootstrap_elo", lambda *a, **k: calls.append(k) or real(*a, **k))
@@ -116,7 +124,7 @@ def test_coverage_studies_keep_the_round_robin():
         name="cov", configurations=SLUGS, overlap_rate=0, min_dwell_ms=0, target_per_pair=2, quota_per_annotator=100
     )
     assert study.allocation == "coverage"
-    served = cast(study, [annotator()], 12, np.random.default_rng(0))
+    served = cast(study, [annotator()], 12, seed=0)
     pairs = [pair_of(lease) for lease in served]
     assert len(set(pairs[:6])) == 6 and len(set(pairs[6:])) == 6  # every pair once, then once more
     assert (selectors.coverage_frame(study="cov")["target"] == 2).all()
