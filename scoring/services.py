@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from agents import selectors as agent_selectors
 from agents import services as agent_services
+from core.bulk_write import insert_rows
 from core.errors import Conflict
 from core.imports import ImportReport, Progress, RowError, import_batches
 from core.readers import read_csv, read_jsonl
@@ -307,12 +308,13 @@ class _RecordImport:
                     "score", f"a different record for this artifact in {judge_run} is already stored; it is kept"
                 )
             replaces = pk  # a failed record of the built-in judge gives way to an imported score
-        return replaces, JudgeRecord(artifact_id=artifact_id, judge_run=judge_run, **values)
+        return replaces, dict(artifact_id=artifact_id, judge_run_id=judge_run.pk, **values)
 
     @staticmethod
     def write(batch: list) -> None:
-        JudgeRecord.objects.filter(pk__in=[pk for pk, _ in batch if pk is not None]).delete()
-        JudgeRecord.objects.bulk_create([record for _, record in batch])
+        if replaced := [pk for pk, _ in batch if pk is not None]:
+            JudgeRecord.objects.filter(pk__in=replaced).delete()
+        insert_rows(JudgeRecord, [record for _, record in batch])
 
 
 def judge_records_import(
@@ -388,12 +390,12 @@ def pptbench_scores_import(*, path: Path, progress: Progress | None = None) -> I
             configurations[slug] = agent_services.configuration_ensure_external(
                 slug=slug, model=model, reasoning_effort=effort, suite="pptbench"
             )
-        return PptbenchScore(configuration=configurations[slug], task_id=task_id, **values)
+        return dict(configuration_id=configurations[slug].pk, task_id=task_id, **values)
 
     return import_batches(
         rows=read_csv(path, required=PPTBENCH_COLUMNS),
         validate=validate,
-        write=lambda batch: PptbenchScore.objects.bulk_create(batch),
+        write=lambda batch: insert_rows(PptbenchScore, batch),
         report=report,
         progress=progress,
     )
