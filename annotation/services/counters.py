@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from django.db.models import F, Value
 from django.db.models.functions import Greatest
 
+from core.bulk_write import Update, updates_run
+
 from ..models import Item, StudyFigure, StudyPair
-from .fused import Update, updates_run
 
 BULK_CHUNK = 500  # ids per `IN (...)`: far below SQLite's 32,766 host parameters and PostgreSQL's 65,535
 
@@ -76,9 +77,18 @@ class CounterChanges:
         self.pair(x, y)["votes"] += 1
         return self
 
+    def new_item_values(self, key) -> dict:
+        """The counters of an item not written yet, recorded under a key of the caller's (its item id unknown), taken
+        out of the changes: a new item is written with them as its values, its counters starting at zero."""
+        return dict(self.items.pop(key, Counter()))
+
+    def items_identified(self, ids: dict) -> None:
+        """Items recorded under keys of the caller's, now known by their ids."""
+        self.items = {ids[key]: counted for key, counted in self.items.items()}
+
     def apply(self, *, first: Sequence[Update] = ()) -> None:
         """The changes as UPDATEs, pairs then items then figures, each in key order, after the `first` updates (the
-        lease or vote row the changes count), all in one statement where the database allows (services.fused)."""
+        lease or vote row the changes count), all in one statement where the database allows (core.bulk_write.updates_run)."""
         updates = [*first, *self._pair_updates()]
         claims = []
         for pk, changes in sorted(self.items.items()):

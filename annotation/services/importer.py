@@ -252,7 +252,7 @@ class _BattleImport:
                 config_y_id=y,
                 artifact_x_id=ax,
                 artifact_y_id=ay,
-                **changes.items.pop((f, x, y)),
+                **changes.new_item_values((f, x, y)),
             )
             for (f, x, y), (ax, ay) in keys.items()
             if (f, x, y) not in items
@@ -260,7 +260,7 @@ class _BattleImport:
         if missing:  # one another writer made meanwhile fails the batch, which flush() retries row by row
             insert_rows(Item, missing)
             items = _items(study, keys)
-        changes.items = {items[key]: counted for key, counted in changes.items.items()}
+        changes.items_identified(items)
         comparisons = []
         for b in rows:
             x, y = sorted((b.a, b.b), key=lambda c: (c.position, c.slug))

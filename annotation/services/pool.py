@@ -14,12 +14,13 @@ import itertools
 from collections import Counter
 from datetime import datetime
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from agents import selectors as agent_selectors
+from core.bulk_write import insert_rows
 
 from .. import assignment, selectors
 from ..models import Comparison, Item, Lease, Purpose, Study, StudyFigure, StudyPair
@@ -28,10 +29,6 @@ from .counters import CounterChanges
 LIVE_LEASE_STATES = (Lease.State.OPEN, Lease.State.SUBMITTED)
 GONE_LEASE_STATES = (Lease.State.EXPIRED, Lease.State.RELEASED)
 BATCH = 2000
-# Rows per INSERT statement: short enough that the statement stays under psycopg's 4 KB limit for caching a parsed
-# query (a 250-row statement was parsed afresh each time: 5 of study creation's 7 s at paper scale), long enough to
-# save most round trips; sent with executemany (psycopg pipelines it).
-INSERT_ROWS = 20
 
 
 def study_pairs(study: Study) -> list[tuple[int, int]]:
@@ -144,42 +141,16 @@ def study_pool_recheck(*, study: Study, always: bool = False) -> tuple[Study, bo
     return study_pool_sync(study=study), True
 
 
-ITEM_COLUMNS = ("figure", "config_x", "config_y", "artifact_x", "artifact_y", "rank")
+ITEM_COLUMNS = ("figure_id", "config_x_id", "config_y_id", "artifact_x_id", "artifact_y_id", "rank")
 
 
 def _items_insert(*, study: Study, rows: list[tuple]) -> None:
-    """Insert pooled items, one tuple of ITEM_COLUMNS values per item, as multi-row INSERT statements: a paper-scale
-    pool is 45,000 rows, and bulk_create spends most of its time preparing each value of each model instance, while
-    executemany is one statement per row. Every other column gets its model default, prepared once; the statement is
-    plain SQL with the driver's placeholders, the same on both databases."""
-    if not rows:
-        return
-    fields = {f.name: f for f in Item._meta.concrete_fields if not f.primary_key}
-    constants = {"study": study.pk, "in_pool": True, "created_at": timezone.now()}
-    fixed = [name for name in fields if name not in ITEM_COLUMNS]
-    tail = tuple(
-        fields[name].get_db_prep_save(constants[name] if name in constants else fields[name].get_default(), connection)
-        for name in fixed
+    """Insert pooled items, one tuple of ITEM_COLUMNS values per item: a paper-scale pool is 45,000 rows, written as
+    plain values (core.bulk_write), every other column taking its model default."""
+    created = timezone.now()
+    insert_rows(
+        Item, (dict(zip(ITEM_COLUMNS, row), study_id=study.pk, in_pool=True, created_at=created) for row in rows)
     )
-    columns = [fields[name].column for name in ITEM_COLUMNS + tuple(fixed)]
-    quote = connection.ops.quote_name
-    head = f"INSERT INTO {quote(Item._meta.db_table)} ({', '.join(quote(c) for c in columns)}) VALUES "
-    placeholders = f"({', '.join(['%s'] * len(columns))})"
-    full, rest = divmod(len(rows), INSERT_ROWS)
-    with connection.cursor() as cursor:
-        if full:
-            statement = head + ", ".join([placeholders] * INSERT_ROWS)
-            cursor.executemany(
-                statement,
-                [
-                    [value for row in rows[start : start + INSERT_ROWS] for value in row + tail]
-                    for start in range(0, full * INSERT_ROWS, INSERT_ROWS)
-                ],
-            )
-        if rest:
-            cursor.execute(
-                head + ", ".join([placeholders] * rest), [value for row in rows[-rest:] for value in row + tail]
-            )
 
 
 def _figures_rebuild(study: Study) -> None:
