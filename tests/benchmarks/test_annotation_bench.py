@@ -310,7 +310,8 @@ def gunicorn_serving(database: dict, media_root):
     cache_url = os.environ.get("REFIG_BENCH_REDIS_CACHE_URL", "redis://127.0.0.1:6379/12")
     import redis
 
-    redis.Redis.from_url(cache_url).flushdb()  # nothing cached by an earlier run (its ids are reused by this one)
+    if cache_url:
+        redis.Redis.from_url(cache_url).flushdb()  # nothing cached by an earlier run (its ids are reused by this one)
     env = {
         **os.environ,
         "DATABASE_URL": url,
@@ -320,7 +321,7 @@ def gunicorn_serving(database: dict, media_root):
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "DJANGO_MEDIA_ROOT": str(media_root),
         # as docker/compose.yml deploys it: the cache (and so the sessions) in Redis, a database of its own here
-        "REDIS_CACHE_URL": cache_url,
+        **({"REDIS_CACHE_URL": cache_url} if cache_url else {}),
     }
     # REFIG_SERVER_LOG=<file> keeps the server's log (errors, deadlocks) for a look after the run.
     log = open(os.environ["REFIG_SERVER_LOG"], "ab") if os.environ.get("REFIG_SERVER_LOG") else subprocess.PIPE
