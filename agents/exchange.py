@@ -51,7 +51,7 @@ def artifacts_load(*, in_dir: Path) -> list[ImportReport]:
     with services.renderer_create() as renderer:
         for start in range(0, len(ids), render.DEFAULT_BATCH_SIZE):
             batch = Artifact.objects.filter(pk__in=ids[start : start + render.DEFAULT_BATCH_SIZE]).order_by("pk")
-            audited = [services.artifact_audit(artifact=a) for a in batch]
+            audited = services.artifacts_audit(artifacts=batch)
             services.artifacts_render(artifacts=audited, renderer=renderer)
     report.notes.append(f"{len(ids)} artifacts audited and rendered")
     return [report]

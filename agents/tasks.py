@@ -32,7 +32,7 @@ def audit_artifact(artifact_id: int) -> bool | None:
 def audit_and_render(artifact_ids: list[int]) -> int:
     """Audit then render a batch in one LibreOffice start-up, holding the artifacts no other live batch holds."""
     with services.artifacts_render_claim(artifact_ids=artifact_ids) as held:
-        artifacts = [services.artifact_audit(artifact=a) for a in Artifact.objects.filter(pk__in=held).order_by("pk")]
+        artifacts = services.artifacts_audit(artifacts=Artifact.objects.filter(pk__in=held).order_by("pk"))
         return services.artifacts_render(artifacts=artifacts)
 
 

@@ -41,7 +41,7 @@ class Command(BaseCommand):
         try:
             for start in range(0, len(ids), BATCH):
                 batch = list(Artifact.objects.filter(pk__in=ids[start : start + BATCH]).order_by("pk"))
-                audited = [services.artifact_audit(artifact=a, force=force) for a in batch]
+                audited = services.artifacts_audit(artifacts=batch, force=force)
                 if renderer is not None:
                     services.artifacts_render(artifacts=audited, force=force, renderer=renderer)
                 bar.update(len(batch))
