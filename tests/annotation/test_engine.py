@@ -129,36 +129,29 @@ def test_a_claim_on_an_item_taken_meanwhile_rolls_back_every_change():
     from annotation.services.counters import ClaimLost, CounterChanges
     from tests.annotation.helpers import _counters
 
+    def claim(item):
+        with transaction.atomic():
+            CounterChanges(study.pk).claim(item.pk).lease(
+                item_id=item.pk,
+                figure_id=item.figure_id,
+                x=item.config_x_id,
+                y=item.config_y_id,
+                left_is_x=True,
+                is_overlap=False,
+                sign=1,
+            ).apply()
+
     study, *_ = make_study(overlap_rate=0)
     item = Item.objects.filter(study=study, in_pool=True).order_by("pk").first()
     Item.objects.filter(pk=item.pk).update(open_count=1)  # someone else's lease, committed after our pick
     before = _counters(study)
-    with pytest.raises(ClaimLost), transaction.atomic():
-        changes = CounterChanges(study.pk).claim(item.pk)
-        changes.lease(
-            item_id=item.pk,
-            figure_id=item.figure_id,
-            x=item.config_x_id,
-            y=item.config_y_id,
-            left_is_x=True,
-            is_overlap=False,
-            sign=1,
-        ).apply()
+    with pytest.raises(ClaimLost):
+        claim(item)
     assert _counters(study) == before
     assert (
         StudyPair.objects.get(study=study, config_x_id=item.config_x_id, config_y_id=item.config_y_id).open_fresh == 0
     )
     assert StudyFigure.objects.get(study=study, figure_id=item.figure_id).uses == 0
-    # a free item is claimed
     free = Item.objects.filter(study=study, in_pool=True, open_count=0).exclude(pk=item.pk).first()
-    with transaction.atomic():
-        CounterChanges(study.pk).claim(free.pk).lease(
-            item_id=free.pk,
-            figure_id=free.figure_id,
-            x=free.config_x_id,
-            y=free.config_y_id,
-            left_is_x=True,
-            is_overlap=False,
-            sign=1,
-        ).apply()
+    claim(free)
     assert Item.objects.get(pk=free.pk).open_count == 1
