@@ -160,6 +160,15 @@ class Item(models.Model):
         max_length=12, blank=True, default="", help_text="known answer: x, y, tie_success or tie_failure"
     )
     explanation = models.TextField(blank=True, help_text="calibration: the expert's explanation shown after the vote")
+    # The figure's counter row in the study: no column, a join on (study, figure), so that the engine orders a pair's
+    # free items by their figure's uses in one hash join (1.1 ms at paper scale) instead of a subquery per item (4.6).
+    study_figure = models.ForeignObject(
+        "StudyFigure",
+        on_delete=models.DO_NOTHING,
+        from_fields=["study", "figure"],
+        to_fields=["study", "figure"],
+        related_name="+",
+    )
 
     class Meta:
         constraints = [

@@ -14,15 +14,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError
-from django.db.models import Count, Exists, F, OuterRef, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Count, Exists, F, OuterRef, Subquery
 from django.utils import timezone
 
 from corpus.protocol import ALLOCATION_ADAPTIVE
 
 from .. import assignment, selectors
 from ..errors import StudyUnavailable
-from ..models import Item, Lease, Purpose, Study, StudyFigure, StudyPair
+from ..models import Item, Lease, Purpose, Study, StudyPair
 from .allocation import pair_plan
 from .counters import ClaimLost, CounterChanges
 from .pool import GONE_LEASE_STATES, leases_expire, study_pool_recheck, study_pool_sync
@@ -236,13 +235,10 @@ def _pairs_in_adaptive_order(study: Study, annotator) -> list[tuple]:
 def _pick_in_pair(study: Study, annotator, x: int, y: int) -> Item | None:
     """The free item of the pair to serve, with its artifacts: the figure with the fewest live leases in the study
     first, then the pair's seeded order (assignment.figures_by_use; Item.rank is that seeded rank)."""
-    uses = Subquery(
-        StudyFigure.objects.filter(study_id=OuterRef("study_id"), figure_id=OuterRef("figure_id")).values("uses")[:1]
-    )
     first_free = (
         _free_items(study, annotator)
         .filter(config_x_id=x, config_y_id=y)
-        .annotate(uses=Coalesce(uses, Value(0)))
+        .annotate(uses=F("study_figure__uses"))
         .order_by(*assignment.FIGURE_ORDER, "pk")
         .values("pk")[:1]
     )
