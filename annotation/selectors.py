@@ -35,6 +35,7 @@ from PIL import Image, ImageDraw
 from agents import selectors as agent_selectors
 from core.errors import Invalid, NotFound
 from core.png import clean_png, png_is_plain
+from core.querysets import select_narrow
 from corpus import services as corpus_services
 from corpus.protocol import ALLOCATION_ADAPTIVE, SPARSE_PAIR_THRESHOLD, TIE_OUTCOMES
 
@@ -61,6 +62,26 @@ BATTLE_COLUMNS = [
 COMPARISON_COLUMNS = BATTLE_COLUMNS + ["artifact_a_id", "artifact_b_id", "matchup", "decision_ms"]
 COVERAGE_COLUMNS = ["config_x", "config_y", "n", "target", "kind", "sparse"]
 IMAGE_SIDES = ("source", "a", "b")
+# What annotator screens, images and votes read of an item's artifacts and figure: their rows are read narrowly
+# (core.querysets.select_narrow), the rest of an artifact's sixty columns never leave the database on these paths.
+SHOWN_ARTIFACT_FIELDS = ("gate_passed", "gate_reason", "audit_summary", "render_png", "render_sha256")
+SHOWN_FIGURE_FIELDS = ("sha256", "image")
+
+
+def items_shown(items: QuerySet[Item]) -> QuerySet[Item]:
+    """Items with their two artifacts, as much of them as annotators are shown."""
+    return select_narrow(items, {"artifact_x": SHOWN_ARTIFACT_FIELDS, "artifact_y": SHOWN_ARTIFACT_FIELDS})
+
+
+def leases_shown(leases: QuerySet[Lease], *, figure: bool = False) -> QuerySet[Lease]:
+    """Leases with their study, item and the item's artifacts (and figure), as much of them as annotators are shown."""
+    relations = {
+        "study": None,
+        "item": None,
+        "item__artifact_x": SHOWN_ARTIFACT_FIELDS,
+        "item__artifact_y": SHOWN_ARTIFACT_FIELDS,
+    }
+    return select_narrow(leases, {**relations, **({"item__figure": SHOWN_FIGURE_FIELDS} if figure else {})})
 
 
 # --- studies ----------------------------------------------------------------------------------
@@ -128,25 +149,27 @@ def _configuration_order():
 
 
 def _pool_signature_links() -> dict:
-    """What a study's pool is built from, apart from the artifacts, as annotations over the study row: the seed,
-    whether it shows gate-failed artifacts, the version of its links (configurations and figures added or removed:
-    bumped by annotation.signals) and the order of its configurations. Compared on every next-item request."""
+    """What a study's pool is built from that its own row says, as annotations over it: the seed, whether it shows
+    gate-failed artifacts and the version of its links (configurations and figures added or removed: bumped by
+    annotation.signals). Compared on every next-item request, so no subquery here."""
     return {
         "sig_seed": F("seed"),
         "sig_include_gate_failed": F("include_gate_failed"),
         "sig_links": F("links_version"),
-        "sig_order": _configuration_order(),
     }
 
 
 def _pool_signature_artifacts() -> dict:
-    """The state of the study's artifacts (how many, newest id, how many final, how many pass: of its configurations
-    only). One scan of them: compared when the pool is synced and every POOL_ARTIFACTS_RECHECK on the next-item path,
-    which never serves an item whose artifacts fail the pool's rules meanwhile (services.engine)."""
+    """What the pool is built from beyond the study's row: the order of its configurations and the state of their
+    artifacts (how many, newest id, how many final, how many pass: of its configurations only, in one scan).
+    Compared when the pool is synced and every POOL_ARTIFACTS_RECHECK on the next-item path, which never serves an item
+    whose artifacts fail the pool's rules meanwhile (services.engine); items served between a reorder and the recheck
+    keep counting for their pair (services.pool)."""
     return {
+        "sig_order": _configuration_order(),
         "sig_artifacts": agent_selectors.artifact_state_expression(
             Study.configurations.through.objects.filter(study_id=OuterRef(OuterRef("pk"))).values("configuration_id")
-        )
+        ),
     }
 
 
@@ -157,8 +180,8 @@ POOL_ARTIFACTS_RECHECK = timedelta(seconds=10)
 @dataclass(frozen=True)
 class StudyState:
     """A study as the engine needs it, read in one query: whether its pool is current, and whether any of its open
-    leases are past their time. `complete` False (the next-item path): the signature leaves the artifacts out, and
-    `artifacts_due` says when to look at them again."""
+    leases are past their time. `complete` False (the next-item path): the signature leaves the configurations' order and
+    the artifacts out, and `artifacts_due` says when to look at them again."""
 
     study: Study
     signature: str
@@ -183,7 +206,7 @@ def _with_state(studies: QuerySet[Study], *, complete: bool = False) -> QuerySet
 
 
 def _state(study: Study, *, complete: bool = False) -> StudyState:
-    signature = "v6:" + ":".join(str(getattr(study, name)) for name in _LINK_PARTS)
+    signature = "v7:" + ":".join(str(getattr(study, name)) for name in _LINK_PARTS)
     if complete:
         signature += "|" + ":".join(str(getattr(study, name)) for name in _ARTIFACT_PARTS)
     return StudyState(study=study, signature=signature, leases_due=study.leases_due_now, complete=complete)
@@ -254,11 +277,7 @@ def annotator_study_list(*, user) -> list[dict]:
 
 
 def lease_owned(*, token: str, user) -> Lease | None:
-    return (
-        Lease.objects.select_related("item", "item__figure", "item__artifact_x", "item__artifact_y", "study")
-        .filter(token=token, annotator=user)
-        .first()
-    )
+    return leases_shown(Lease.objects.filter(token=token, annotator=user), figure=True).first()
 
 
 # --- the blinded item payload -------------------------------------------------------------------

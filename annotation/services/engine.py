@@ -106,12 +106,8 @@ def _lease_new_retrying(*, study: Study, annotator, mine: _Mine, now: datetime) 
 
 
 def _open_lease(*, study: Study, annotator) -> Lease | None:
-    return (
-        Lease.objects.filter(study=study, annotator=annotator, state=Lease.State.OPEN)
-        .select_related("study", "annotator", "item", "item__artifact_x", "item__artifact_y")
-        .order_by("-created_at")
-        .first()
-    )
+    mine = Lease.objects.filter(study=study, annotator=annotator, state=Lease.State.OPEN)
+    return selectors.leases_shown(mine).order_by("-created_at").first()
 
 
 def _mine(*, study: Study, annotator) -> _Mine:
@@ -243,7 +239,7 @@ def _pick_in_pair(study: Study, annotator, x: int, y: int) -> Item | None:
         .values("pk")[:1]
     )
     # Ordered without the artifacts (wide rows), which are joined to the one item chosen.
-    return Item.objects.filter(pk=Subquery(first_free)).select_related("artifact_x", "artifact_y").first()
+    return selectors.items_shown(Item.objects.filter(pk=Subquery(first_free))).first()
 
 
 def _fresh_lease(*, study: Study, annotator, mine: _Mine, now: datetime) -> Lease | None:
@@ -334,7 +330,7 @@ def _overlap_lease(*, study: Study, annotator, mine: _Mine, now: datetime) -> Le
         return None
     changes = CounterChanges(study.pk)
     changes.item(pk)["open_count"] -= 1  # counted by the claim just above
-    item = Item.objects.select_related("artifact_x", "artifact_y").get(pk=pk)
+    item = selectors.items_shown(Item.objects).get(pk=pk)
     return _lease_open(
         study=study,
         item=item,
@@ -417,7 +413,7 @@ def _attention_lease(*, study: Study, annotator, mine: _Mine, now: datetime) -> 
     if not ids:
         return None
     pk = min(ids, key=lambda i: assignment.seeded_rank(study.seed, "attention", annotator.pk, i))
-    item = Item.objects.select_related("artifact_x", "artifact_y").get(pk=pk)
+    item = selectors.items_shown(Item.objects).get(pk=pk)
     pair = StudyPair.objects.filter(study=study, config_x_id=item.config_x_id, config_y_id=item.config_y_id)
     lease = _lease_open(
         study=study,
@@ -452,7 +448,7 @@ def _repeat_lease(*, study: Study, annotator, now: datetime) -> Lease | None:
     if not eligible:
         return None
     item_id, left = min(eligible, key=lambda e: assignment.seeded_rank(study.seed, "repeat", annotator.pk, e[0]))
-    item = Item.objects.select_related("artifact_x", "artifact_y").get(pk=item_id)
+    item = selectors.items_shown(Item.objects).get(pk=item_id)
     lease = Lease.objects.create(
         token=secrets.token_urlsafe(TOKEN_BYTES),
         study=study,

@@ -36,12 +36,7 @@ class Vote:
 
 
 def _lease_locked(*, token: str, annotator) -> Lease:
-    lease = (
-        Lease.objects.select_for_update(of=("self",))
-        .select_related("study", "item", "item__artifact_x", "item__artifact_y")
-        .filter(token=token)
-        .first()
-    )
+    lease = selectors.leases_shown(Lease.objects.select_for_update(of=("self",)).filter(token=token)).first()
     if lease is None:
         raise LeaseNotFound("no such item: the link is unknown")
     if lease.annotator_id != annotator.pk:
@@ -183,11 +178,7 @@ def _comparison_undo(*, study: Study, annotator) -> Lease:
     )
     if last is None:
         raise LeaseClosed("there is no vote to undo")
-    lease = (
-        Lease.objects.select_for_update(of=("self",))
-        .select_related("item", "item__artifact_x", "item__artifact_y")
-        .get(pk=last.lease_id)
-    )
+    lease = selectors.leases_shown(Lease.objects.select_for_update(of=("self",))).get(pk=last.lease_id)
     now = timezone.now()
     leases_close(
         study=study,

@@ -135,8 +135,9 @@ def test_beat_expires_abandoned_leases_back_to_the_pool():
 
 
 def test_votes_keep_counting_for_their_pair_after_configurations_are_reordered():
+    """A reorder is looked at with the artifacts, once per POOL_ARTIFACTS_RECHECK, not on every request."""
     from agents.models import Configuration
-    from annotation.models import StudyPair
+    from annotation.models import Study, StudyPair
 
     study, figs, configs = make_study(overlap_rate=0, target_per_pair=3)
     user = annotator()
@@ -144,7 +145,12 @@ def test_votes_keep_counting_for_their_pair_after_configurations_are_reordered()
     x, y = first.item.config_x_id, first.item.config_y_id
     # the declaration order flips: x now comes after y
     Configuration.objects.filter(pk=x).update(position=99)
-    next_lease(study=study, annotator=user)  # notices the change and rebuilds the pool
+    assert selectors.study_state(study_id=study.pk, complete=False).pool_current  # the hot path does not look
+    assert not selectors.study_state(study_id=study.pk).pool_current
+    Study.objects.filter(pk=study.pk).update(
+        pool_checked_at=timezone.now() - selectors.POOL_ARTIFACTS_RECHECK - timedelta(seconds=1)
+    )
+    next_lease(study=study, annotator=user)  # the recheck notices the change and rebuilds the pool
     pair = StudyPair.objects.get(study=study, config_x_id=y, config_y_id=x)
     assert pair.votes == 1
     assert pair.x_left + pair.y_left == 1  # the voted lease is live; its side is told in the new order
