@@ -218,15 +218,15 @@ def artifact_ids_by_key() -> dict[tuple[str, str], int]:
     }
 
 
+# What scoring reads of an artifact's configuration (artifact_scoring_frame; artifacts_state watches them).
+SCORING_CONFIGURATION_FIELDS = ("slug", "model", "harness", "workflow", "position")
+
+
 def artifact_scoring_frame() -> pd.DataFrame:
     """What scoring needs of each artifact of this study's agents: its configuration, figure, gate and cap."""
     rows = Artifact.objects.filter(configuration__suite="refig").values_list(
         "id",
-        "configuration__slug",
-        "configuration__model",
-        "configuration__harness",
-        "configuration__workflow",
-        "configuration__position",
+        *(f"configuration__{name}" for name in SCORING_CONFIGURATION_FIELDS),
         "figure__task_id",
         "figure__field",
         "gate_passed",
@@ -261,11 +261,12 @@ def artifacts_for_figures(*, figure_ids, configuration_ids) -> dict[tuple[int, i
 
 def artifacts_state() -> tuple:
     """What the artifacts look like now, for caching analyses of them: count, newest id, last audit and rendering (the
-    gate and cap that final scores read change only with these)."""
+    gate and cap that final scores read change only with these), and what scoring reads of their configurations."""
     state = Artifact.objects.aggregate(
         n=Count("id"), newest=Max("id"), audited=Max("audited_at"), rendered=Max("rendered_at")
     )
-    return tuple(state[k] for k in ("n", "newest", "audited", "rendered"))
+    configurations = Configuration.objects.order_by("pk").values_list("pk", "suite", *SCORING_CONFIGURATION_FIELDS)
+    return (*(state[k] for k in ("n", "newest", "audited", "rendered")), tuple(configurations))
 
 
 def artifact_provenance(*, figure_ids, configuration_ids) -> dict[tuple[int, int], tuple[int, str, dict | None]]:

@@ -7,6 +7,9 @@ import pandas as pd
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from core.tables import table_frame
 from scoring.models import JudgeRecord, JudgeRun
@@ -85,6 +88,35 @@ def test_imported_records_give_final_scores_and_config_scores_by_hand(tmp_path, 
     out = io.StringIO()
     call_command("import_judge_records", path, no_progress=True, stdout=out)
     assert "4 records: 0 imported, 4 already stored" in out.getvalue()
+
+
+def test_the_scores_frame_is_kept_per_state_and_follows_every_change_it_reads(tmp_path, study_data):
+    """scores_frame is cached (core.cache) per state of records, runs, artifacts and configurations: a new record, a
+    renamed configuration and a changed gate each show at once, and an unchanged state is a cache hit."""
+    from agents.models import Artifact, Configuration
+    from scoring import selectors
+
+    path = tmp_path / "records.jsonl"
+    path.write_text(record_line("m1-direct", "t0", reply(18, 25, 12, 20, 8)) + "\n")
+    call_command("import_judge_records", path, no_progress=True, stdout=io.StringIO())
+    first = selectors.scores_frame()
+    assert first["score"].notna().sum() == 2  # t0 of m1-direct (83) and m1-direct's gate failure on t2 (0)
+    with CaptureQueriesContext(connection) as hit:
+        pd.testing.assert_frame_equal(selectors.scores_frame(), first)
+    with CaptureQueriesContext(connection) as miss:
+        selectors.scores_frame.uncached()
+    # A hit reads the state alone (records, runs, artifacts, configurations); building the frame reads rows.
+    assert len(hit) == 4 and not any("scoring_judgerecord" in q["sql"] and "COUNT" not in q["sql"] for q in hit)
+    assert any("scoring_judgerecord" in q["sql"] and "COUNT" not in q["sql"] for q in miss)
+    path.write_text(record_line("m1-direct", "t1", reply(10, 10, 10, 10, 5)) + "\n")
+    call_command("import_judge_records", path, no_progress=True, stdout=io.StringIO())
+    assert selectors.scores_frame()["score"].notna().sum() == 3
+    Configuration.objects.filter(slug="m1-direct").update(model="m2")
+    assert set(selectors.scores_frame()["model"]) == {"m1", "m2"}
+    artifact = study_data[("m1-direct", "t0")]
+    Artifact.objects.filter(pk=artifact.pk).update(gate_passed=False, audited_at=timezone.now())
+    frame = selectors.scores_frame().set_index(["configuration", "task_id"])
+    assert frame.loc[("m1-direct", "t0"), "score"] == 0.0
 
 
 def test_bad_judge_record_lines_are_reported_and_good_ones_land(tmp_path, study_data):
