@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from django.db import connections, models, router
 from django.db.models import QuerySet
-from django.db.models.sql import UpdateQuery
+from django.db.models.sql import InsertQuery, UpdateQuery
 from django.utils import timezone
 
 __all__ = ["insert_rows", "updates_run"]
@@ -81,20 +81,30 @@ def insert_rows(model: type[models.Model], rows: Iterable[dict]) -> int:
 # On PostgreSQL the updates go out as data-modifying CTEs of one statement, each counted in a scalar subquery of the
 # SELECT list, which PostgreSQL evaluates left to right: the updates run to completion in the order given, so the lock
 # order the callers rely on (annotation.services.counters) holds. What it buys, measured by the annotation benchmark
-# (tests/benchmarks/test_annotation_bench.py, queries per request): next-item 12 → 10 statements (the item's claim
-# rides along), submit 9 → 7, and one network round trip less per counter row on every lease and vote. SQLite has no
+# (tests/benchmarks/test_annotation_bench.py, queries per request): next-item 12 → 9 statements (the item's claim and
+# the new lease ride along), submit 9 → 6 (the new vote too), and one network round trip less per counter row on every
+# lease and vote. SQLite has no
 # round trips to save (the database is in the process) and no data-modifying CTEs: there the updates run one by one.
 Update = tuple[QuerySet, dict]  # (the rows, {field: value or expression}), as for QuerySet.update(**values)
 
 
-def updates_run(updates: Sequence[Update]) -> list[int]:
-    """Run the updates in order, in the caller's transaction; how many rows each changed."""
-    if not updates:
+def updates_run(updates: Sequence[Update], *, created: models.Model | None = None) -> list[int]:
+    """Run the updates in order, in the caller's transaction; how many rows each changed. `created`: a new instance,
+    not saved yet, inserted before them (in the same statement where the database allows; its primary key is set)."""
+    if created is None and not updates:
         return []
-    connection = connections[updates[0][0].db]
-    if connection.vendor != "postgresql" or len(updates) == 1:
+    connection = connections[updates[0][0].db if updates else router.db_for_write(type(created))]
+    if connection.vendor != "postgresql" or len(updates) + (created is not None) == 1:
+        if created is not None:
+            created.save(force_insert=True, using=connection.alias)
         return [rows.update(**values) for rows, values in updates]
-    statements, params = [], []
+    statements, params, selected = [], [], []
+    if created is not None:
+        sql, sql_params = _insert_sql(created, connection)
+        pk = connection.ops.quote_name(created._meta.pk.column)
+        statements.append(f"c AS ({sql} RETURNING {pk})")
+        params.extend(sql_params)
+        selected.append(f"(SELECT {pk} FROM c)")
     for n, (rows, values) in enumerate(updates):
         query = rows.query.chain(UpdateQuery)
         query.add_update_values(values)
@@ -102,7 +112,21 @@ def updates_run(updates: Sequence[Update]) -> list[int]:
         sql, sql_params = query.get_compiler(rows.db).as_sql()
         statements.append(f"u{n} AS ({sql} RETURNING 1)")
         params.extend(sql_params)
-    counted = ", ".join(f"(SELECT COUNT(*) FROM u{n})" for n in range(len(updates)))
+    selected += [f"(SELECT COUNT(*) FROM u{n})" for n in range(len(updates))]
     with connection.cursor() as cursor:
-        cursor.execute(f"WITH {', '.join(statements)} SELECT {counted}", params)
-        return list(cursor.fetchone())
+        cursor.execute(f"WITH {', '.join(statements)} SELECT {', '.join(selected)}", params)
+        row = list(cursor.fetchone())
+    if created is not None:
+        created.pk = row.pop(0)
+    return row
+
+
+def _insert_sql(instance: models.Model, connection) -> tuple[str, list]:
+    """The INSERT that `instance.save(force_insert=True)` would send (its fields' pre_save and preparation included),
+    without RETURNING."""
+    opts = instance._meta
+    fields = [f for f in opts.local_concrete_fields if f is not opts.auto_field and not f.generated]
+    query = InsertQuery(type(instance))
+    query.insert_values(fields, [instance])
+    [(sql, params)] = query.get_compiler(connection=connection).as_sql()
+    return sql, list(params)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from django.db.models import F, Value
+from django.db.models import F, Model, Value
 from django.db.models.functions import Greatest
 
 from core.bulk_write import Update, updates_run
@@ -86,9 +86,10 @@ class CounterChanges:
         """Items recorded under keys of the caller's, now known by their ids."""
         self.items = {ids[key]: counted for key, counted in self.items.items()}
 
-    def apply(self, *, first: Sequence[Update] = ()) -> None:
-        """The changes as UPDATEs, pairs then items then figures, each in key order, after the `first` updates (the
-        lease or vote row the changes count), all in one statement where the database allows (core.bulk_write.updates_run)."""
+    def apply(self, *, first: Sequence[Update] = (), created: Model | None = None) -> None:
+        """The changes as UPDATEs, pairs then items then figures, each in key order, after inserting `created` (the new
+        lease or vote the changes count, not saved yet) and the `first` updates (rows they close), all in one statement
+        where the database allows (core.bulk_write.updates_run)."""
         updates = [*first, *self._pair_updates()]
         claims = []
         for pk, changes in sorted(self.items.items()):
@@ -106,7 +107,7 @@ class CounterChanges:
                         {"uses": Greatest(F("uses") + n, Value(0))},
                     )
                 )
-        counts = updates_run(updates)
+        counts = updates_run(updates, created=created)
         if any(counts[i] == 0 for i in claims):
             raise ClaimLost
 

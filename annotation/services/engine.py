@@ -362,7 +362,7 @@ def _lease_open(
         seed=study.seed,
         key=(annotator.pk, item.pk),
     )
-    lease = Lease.objects.create(
+    lease = Lease(
         token=secrets.token_urlsafe(TOKEN_BYTES),
         study=study,
         item=item,
@@ -374,7 +374,7 @@ def _lease_open(
         expires_at=now + timedelta(seconds=study.lease_seconds),
     )
     changes.lease(item_id=item.pk, figure_id=item.figure_id, x=x, y=y, left_is_x=left, is_overlap=is_overlap, sign=1)
-    changes.apply()
+    changes.apply(created=lease)  # the lease is written with its counters
     return lease
 
 

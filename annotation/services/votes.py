@@ -105,7 +105,7 @@ def _comparison_submit(
     # quality checks (annotation.quality).
     counted = dwell_ms is not None and dwell_ms >= study.min_dwell_ms and lease.purpose == Purpose.REGULAR
     seen_a, seen_b = provenance(a), provenance(b)
-    vote = Comparison.objects.create(
+    vote = Comparison(
         comparison_id=uuid.uuid4().hex,
         study=study,
         item=item,
@@ -138,7 +138,7 @@ def _comparison_submit(
         is_overlap=lease.is_overlap,
         counted=counted,
         sign=1,
-    ).apply(first=closed)
+    ).apply(first=closed, created=vote)  # the vote is written with the lease it closes and its counters
     return Vote(comparison=vote)
 
 
