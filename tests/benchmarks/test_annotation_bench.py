@@ -432,17 +432,23 @@ def test_fifty_annotators_next_and_submit(transactional_db):
     assert len(timings["next"]) == ANNOTATORS * ROUNDS
     assert Comparison.objects.filter(study=study).count() == 4270 + ANNOTATORS * ROUNDS + ALONE_ROUNDS
 
-    # bounded SQL per request, measured in-process
+    # bounded SQL per request, measured in-process on a second item: the first may carry the study's recheck of its
+    # artifacts (once per POOL_ARTIFACTS_RECHECK, whichever request comes first), counted apart
     client = Client()
     client.force_login(users[0])
     client.get("/api/annotate/summary/")
+    with CaptureQueriesContext(connection) as first_queries:
+        token = client.post("/api/annotate/next/", content_type="application/json").json()["item"]["token"]
+    client.post(
+        "/api/annotate/submit/", {"token": token, "outcome": "a", "dwell_ms": 4000}, content_type="application/json"
+    )
     with CaptureQueriesContext(connection) as next_queries:
         token = client.post("/api/annotate/next/", content_type="application/json").json()["item"]["token"]
     with CaptureQueriesContext(connection) as submit_queries:
         client.post(
             "/api/annotate/submit/", {"token": token, "outcome": "a", "dwell_ms": 4000}, content_type="application/json"
         )
-    print(f"queries: next={len(next_queries)} submit={len(submit_queries)}")
+    print(f"queries: next={len(next_queries)} submit={len(submit_queries)} (first next: {len(first_queries)})")
     assert len(next_queries) <= MAX_QUERIES and len(submit_queries) <= MAX_QUERIES
     # The target: p95 of next-item and of submit within 3x the trivial view on the same server, same load.
     assert ratios["next"] <= TARGET_RATIO, (
