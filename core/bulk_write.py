@@ -83,8 +83,8 @@ def insert_rows(model: type[models.Model], rows: Iterable[dict]) -> int:
 # order the callers rely on (annotation.services.counters) holds. What it buys, measured by the annotation benchmark
 # (tests/benchmarks/test_annotation_bench.py, queries per request): next-item 12 → 9 statements (the item's claim and
 # the new lease ride along), submit 9 → 6 (the new vote too), and one network round trip less per counter row on every
-# lease and vote. SQLite has no
-# round trips to save (the database is in the process) and no data-modifying CTEs: there the updates run one by one.
+# lease and vote. SQLite has no round trips to save (the database is in the process) and no data-modifying CTEs: there
+# the new row is saved first and the updates run one by one.
 Update = tuple[QuerySet, dict]  # (the rows, {field: value or expression}), as for QuerySet.update(**values)
 
 
