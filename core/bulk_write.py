@@ -52,15 +52,23 @@ def insert_rows(model: type[models.Model], rows: Iterable[dict]) -> int:
     def prepared(field: models.Field, value, kind: type | None):
         return value if value is None or type(value) is kind else field.get_db_prep_save(value, connection)
 
-    columns = []  # (field, attribute, plain type, its default ready to write: the same for every row leaving it out)
-    for f in fields:
+    # Each column's field and plain type by attribute name, and a row of the defaults ready to write (the same for
+    # every row leaving a column out): a row costs a copy of that and one step per value it names, not per column.
+    columns, defaults = {}, []
+    for position, f in enumerate(fields):
         kind = _plain_type(f)
         default = now if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False) else f.get_default()
-        columns.append((f, f.attname, kind, prepared(f, default, kind)))
-    values = [
-        tuple(prepared(f, row[name], kind) if name in row else default for f, name, kind, default in columns)
-        for row in rows
-    ]
+        columns[f.attname] = (position, f, kind)
+        defaults.append(prepared(f, default, kind))
+    values = []
+    for row in rows:
+        value = defaults.copy()
+        for name, given in row.items():
+            if name not in columns:
+                raise TypeError(f"{model.__name__} has no column {name!r}")
+            position, f, kind = columns[name]
+            value[position] = prepared(f, given, kind)
+        values.append(value)
     if not values:
         return 0
     quote = connection.ops.quote_name

@@ -146,11 +146,8 @@ ITEM_COLUMNS = ("figure_id", "config_x_id", "config_y_id", "artifact_x_id", "art
 
 def _items_insert(*, study: Study, rows: list[tuple]) -> None:
     """Insert pooled items, one tuple of ITEM_COLUMNS values per item: a paper-scale pool is 45,000 rows, written as
-    plain values (core.bulk_write), every other column taking its model default."""
-    created = timezone.now()
-    insert_rows(
-        Item, (dict(zip(ITEM_COLUMNS, row), study_id=study.pk, in_pool=True, created_at=created) for row in rows)
-    )
+    plain values (core.bulk_write), every other column taking its model default (created_at: now, prepared once)."""
+    insert_rows(Item, (dict(zip(ITEM_COLUMNS, row), study_id=study.pk, in_pool=True) for row in rows))
 
 
 def _figures_rebuild(study: Study) -> None:

@@ -147,3 +147,23 @@ def test_scoring_tables_speed():
     ratio = sum(base.values()) / (ours["config_scores"] + ours["paired_effects"])
     print(f"  config_scores + paired_effects: ratio {ratio:.1f}×; all eight tables (ours) {sum(ours.values()):.2f} s")
     assert ratio >= MIN_RATIO
+
+
+def test_score_stability_groups_run_on_every_core():
+    """The score-stability table's bootstrap (10 configurations x 1,000 figures, 10,000 draws at each sample size) per
+    judge and run: its groups one at a time against a thread per core, same process, same frame; identical tables."""
+    import os
+
+    from scoring import stability
+
+    scores = make_scores()
+    frame = scores[["task_id", "configuration", "judge", "run", "score"]].dropna(subset=["score"])
+    one, alone = _timed(stability.ranking_stability_by, frame, workers=1)
+    every, threaded = _timed(stability.ranking_stability_by, frame)
+    groups = frame.groupby(["judge", "run"]).ngroups
+    print(
+        f"\nscore stability, {groups} judge runs: one at a time {alone:.2f} s, a thread per core ({os.cpu_count()}) "
+        f"{threaded:.2f} s: {alone / threaded:.2f}x"
+    )
+    for name in ("stability", "models", "pairs", "full_ranking"):
+        pd.testing.assert_frame_equal(getattr(one, name), getattr(every, name), check_exact=True)

@@ -64,3 +64,9 @@ def test_a_refused_row_fails_the_write_and_the_transaction_goes_on():
         "taken",
     ]
     assert insert_rows(Group, []) == 0
+
+
+def test_a_row_naming_no_column_of_the_model_is_refused_before_anything_is_written():
+    with pytest.raises(TypeError, match="Group has no column 'colour'"):
+        insert_rows(Group, [dict(name="first"), dict(name="second", colour="red")])
+    assert not Group.objects.filter(name__in=["first", "second"]).exists()
