@@ -40,7 +40,7 @@ from corpus import services as corpus_services
 from corpus.protocol import ALLOCATION_ADAPTIVE, SPARSE_PAIR_THRESHOLD, TIE_OUTCOMES
 
 from . import quality
-from .models import ArtifactLease, CalibrationAnswer, Comparison, Item, Lease, Study, StudyKind
+from .models import AnnotatorExclusion, ArtifactLease, CalibrationAnswer, Comparison, Item, Lease, Study, StudyKind
 
 BATTLE_COLUMNS = [
     "comparison_id",
@@ -440,12 +440,19 @@ def _pair_kinds(slugs: list[str]) -> dict[frozenset, str]:
     return {frozenset((r.config_x, r.config_y)): r.kind for r in pairs.itertuples()}
 
 
-def votes_signature(*, study: str | None = None) -> tuple[str, int, int]:
-    """(study name, counted current votes, newest vote id): changes whenever the votes behind the Elo do, so analyses
-    can be cached by it."""
+def votes_signature(*, study: str | None = None) -> tuple[str, int, int, tuple[int, ...]]:
+    """(study name, counted current votes, newest vote id, the study's exclusions): changes whenever the votes behind
+    the Elo do, so analyses can be cached by it."""
     resolved = study_resolve(study=study)
     agg = _current(resolved).filter(counted=True).aggregate(n=Count("pk"), newest=Coalesce(Max("pk"), Value(0)))
-    return resolved.name, int(agg["n"]), int(agg["newest"])
+    return resolved.name, int(agg["n"]), int(agg["newest"]), _exclusions(resolved)
+
+
+def _exclusions(study: Study) -> tuple[int, ...]:
+    """The ids of the study's annotator exclusions in force. Excluding an annotator (or undoing it) flags votes
+    without adding one, so the vote count and newest id alone would not change; ids are never reused, so the same
+    ids mean the same exclusions."""
+    return tuple(AnnotatorExclusion.objects.filter(study=study).order_by("pk").values_list("pk", flat=True))
 
 
 def comparisons_frame(*, study: str | None = None) -> pd.DataFrame:
@@ -959,9 +966,9 @@ def calibration_payload(*, answer) -> dict:
 
 def comparisons_state(*, study: str | None = None) -> tuple:
     """What the study's votes look like now, for caching analyses of them: the study, its configurations in order,
-    and the count and newest id of its comparison records (a vote, an undo or a revision adds one). Raises what
-    study_resolve raises."""
+    the count and newest id of its comparison records (a vote, an undo or a revision adds one) and its exclusions.
+    Raises what study_resolve raises."""
     resolved = study_resolve(study=study)
     votes = Comparison.objects.filter(study=resolved).aggregate(n=Count("id"), newest=Max("id"))
     configurations = tuple(resolved.configurations.order_by("position", "slug").values_list("pk", flat=True))
-    return (resolved.pk, configurations, votes["n"], votes["newest"])
+    return (resolved.pk, configurations, votes["n"], votes["newest"], _exclusions(resolved))

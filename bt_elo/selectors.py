@@ -45,10 +45,6 @@ ELO_COLUMNS = [
 MEAN_RUN = "mean"
 
 
-def study_comparisons(*, study: str | None = None) -> pd.DataFrame:
-    return annotation_selectors.comparisons_frame(study=study)
-
-
 def study_configurations(comparisons: pd.DataFrame, *, study: str | None = None) -> list[str]:
     """The study's configurations in declaration order (those never compared included)."""
     try:
@@ -73,6 +69,11 @@ def _votes_and_scores_state(*, study: str | None = None, **_) -> tuple:
     return (annotation_selectors.comparisons_state(study=study), scoring_selectors.scores_state())
 
 
+@cached_by_state(_votes_state)  # read by a dozen tables: the study's votes once per state of them
+def study_comparisons(*, study: str | None = None) -> pd.DataFrame:
+    return annotation_selectors.comparisons_frame(study=study)
+
+
 @cached_by_state(_votes_state)  # 2,000 refits: computed once per state of the votes (every Elo table, the leaderboard)
 def elo_bootstrap(
     *, study: str | None = None, resamples: int = ELO_BOOTSTRAP_RESAMPLES, seed: int = ELO_BOOTSTRAP_SEED
@@ -93,27 +94,29 @@ class StudyElo:
     study: str
     votes: int
     newest_vote: int
+    exclusions: tuple[int, ...]
     computed_at: float
     comparisons: pd.DataFrame
     configurations: list[str]
     result: object  # bradley_terry.BootstrapElo, or None without votes
 
     @property
-    def key(self) -> tuple[str, int, int]:
-        return self.study, self.votes, self.newest_vote
+    def key(self) -> tuple[str, int, int, tuple[int, ...]]:
+        return self.study, self.votes, self.newest_vote, self.exclusions
 
 
 STUDY_ELO_CACHE_SECONDS = 24 * 3600
 
 
-def _study_elo_key(signature: tuple[str, int, int]) -> str:
-    name, votes, newest = signature
-    return f"bt_elo:study_elo:v1:{hashlib.sha256(name.encode()).hexdigest()[:16]}:{votes}:{newest}"
+def _study_elo_key(signature: tuple[str, int, int, tuple[int, ...]]) -> str:
+    name, votes, newest, exclusions = signature
+    excluded = hashlib.sha256(repr(exclusions).encode()).hexdigest()[:16]
+    return f"bt_elo:study_elo:v2:{hashlib.sha256(name.encode()).hexdigest()[:16]}:{votes}:{newest}:{excluded}"
 
 
 def study_elo(*, study: str | None = None, cached_only: bool = False) -> StudyElo | None:
-    """`elo_bootstrap` for the study, cached per (study, counted votes, newest vote id): any new, withdrawn or
-    superseded vote changes the key, so a cached result is never stale. `cached_only`: None rather than compute."""
+    """`elo_bootstrap` for the study, cached per (study, counted votes, newest vote id, exclusions): any new,
+    withdrawn, superseded or excluded vote changes the key, so a cached result is never stale. `cached_only`: None rather than compute."""
     signature = annotation_selectors.votes_signature(study=study)
     key = _study_elo_key(signature)
     found = cache.get(key)
@@ -297,6 +300,7 @@ def agreement_margin_table(
     )
 
 
+@cached_by_state(_votes_and_scores_state)  # Cohen's kappa per judge and run
 def agreement_3class_table(
     *, study: str | None = None, judge: str | None = None, run: str | None = None
 ) -> pd.DataFrame:
@@ -306,6 +310,7 @@ def agreement_3class_table(
     return _per_judge_run(frame, lambda g, r: agreement.three_class_agreement(g))
 
 
+@cached_by_state(_votes_and_scores_state)  # a cluster bootstrap per matchup, judge and run
 def agreement_matchup_table(
     *, study: str | None = None, judge: str | None = None, run: str | None = None
 ) -> pd.DataFrame:

@@ -156,6 +156,26 @@ def test_exclusion_flags_votes_and_every_table_says_so(client, tmp_path):
     assert len(selectors.comparisons_frame(study="qc")) == 7
 
 
+def test_excluding_or_including_an_annotator_changes_every_cached_analysis_of_the_votes():
+    from bt_elo import selectors as elo_selectors
+
+    study, _ = _study()
+    _vote_all(study, annotator("ann-careless"), 4)
+    _vote_all(study, annotator("ann-careful"), 3, outcome="b")
+
+    def elo_votes() -> tuple[int, int]:
+        """Votes behind the live leaderboard's Elo and behind the Elo table (two caches, two keys)."""
+        return len(elo_selectors.study_elo(study="qc").comparisons), int(elo_selectors.elo_table(study="qc")["n"].sum())
+
+    assert elo_votes() == (7, 14)  # each vote counts once per configuration in the table's record
+    quality.annotator_exclude(study=study, annotator="ann-careless", reason="failed 3 of 4 attention items")
+    assert elo_votes() == (3, 6)
+    quality.annotator_include(study=study, annotator="ann-careless")
+    assert elo_votes() == (7, 14)
+    quality.annotator_exclude(study=study, annotator="ann-careful", reason="answered in under a second")
+    assert elo_votes() == (4, 8)
+
+
 def test_disagreements_and_adjudication():
     study, _ = _study(overlap_rate=1.0)
     first, second = annotator("ann-first"), annotator("ann-second")

@@ -62,3 +62,23 @@ def test_agreement_is_recomputed_when_judge_scores_change(study, computations): 
     record.save()
     table_frame("agreement-margin", study="pilot")
     assert computations["agreement"] == 2 * runs
+
+
+@pytest.mark.parametrize("table", ["agreement-matchup", "agreement-3class"])
+def test_every_agreement_table_is_computed_once_per_state_of_the_votes_and_scores(study, table, monkeypatch):  # noqa: F811
+    from annotation.models import Comparison
+
+    calls = []
+    for name in ("matchup_agreement", "three_class_agreement"):
+        original = getattr(selectors.agreement, name)
+        monkeypatch.setattr(
+            selectors.agreement, name, lambda *a, _original=original, **k: calls.append(1) or _original(*a, **k)
+        )
+    first = table_frame(table, study="pilot")
+    runs = len(calls)
+    assert runs >= 1 and table_frame(table, study="pilot").equals(first) and len(calls) == runs
+    vote = Comparison.objects.filter(study__name="pilot").first()
+    vote.pk, vote.comparison_id = None, "c-new"
+    vote.save()
+    table_frame(table, study="pilot")
+    assert len(calls) == 2 * runs
