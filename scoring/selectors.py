@@ -102,37 +102,59 @@ def _filter_run(frame: pd.DataFrame, run: str | None) -> pd.DataFrame:
     return frame[frame["run"].astype(str) == str(run)].reset_index(drop=True)
 
 
+# The automated tables computed from scores_frame (bootstraps and group statistics, a few hundred ms each at paper
+# scale), by name: each is computed once per state of the scores, like the frame itself.
+def _structural_audit(scores: pd.DataFrame, judge: str | None) -> pd.DataFrame:
+    audits = agent_selectors.artifact_audit_frame()  # the audits are part of scores_state (artifacts_state)
+    return stats.structural_audit(audits, scores if not scores.empty else None, judge=judge)
+
+
+SCORE_ANALYSES = {
+    "config_scores": lambda scores, _: stats.config_scores(scores),
+    "paired_effects": lambda scores, _: stats.paired_effects(scores),
+    "harness_effects": lambda scores, _: stats.harness_effects(scores),
+    "domain_scores": lambda scores, _: stats.domain_scores(scores),
+    "judge_runs": lambda scores, _: stats.judge_runs(scores),
+    "judge_families": lambda scores, _: stats.judge_families(scores),
+    "structural_audit": _structural_audit,
+}
+
+
+@cached_by_state(lambda **_: scores_state())
+def score_analysis(*, name: str, judge: str | None = None) -> pd.DataFrame:
+    """SCORE_ANALYSES[name] of the scores of `judge` (every judge: None)."""
+    return SCORE_ANALYSES[name](scores_frame(judge=judge), judge)
+
+
 def config_scores_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
-    return _filter_run(stats.config_scores(scores_frame(judge=judge)), run)
+    return _filter_run(score_analysis(name="config_scores", judge=judge), run)
 
 
 def paired_effects_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
-    return _filter_run(stats.paired_effects(scores_frame(judge=judge)), run)
+    return _filter_run(score_analysis(name="paired_effects", judge=judge), run)
 
 
 def harness_effects_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
-    return _filter_run(stats.harness_effects(scores_frame(judge=judge)), run)
+    return _filter_run(score_analysis(name="harness_effects", judge=judge), run)
 
 
 def domain_scores_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
-    return _filter_run(stats.domain_scores(scores_frame(judge=judge)), run)
+    return _filter_run(score_analysis(name="domain_scores", judge=judge), run)
 
 
 def judge_runs_table(*, judge: str | None = None) -> pd.DataFrame:
-    return stats.judge_runs(scores_frame(judge=judge))
+    return score_analysis(name="judge_runs", judge=judge)
 
 
 def judge_families_table() -> pd.DataFrame:
     try:
-        return stats.judge_families(scores_frame())
+        return score_analysis(name="judge_families")
     except stats.NoJudgeScores as error:
         raise Invalid(str(error)) from None
 
 
 def structural_audit_table(*, judge: str | None = None) -> pd.DataFrame:
-    audits = agent_selectors.artifact_audit_frame()
-    scores = scores_frame(judge=judge)
-    return stats.structural_audit(audits, scores if not scores.empty else None, judge=judge)
+    return score_analysis(name="structural_audit", judge=judge)
 
 
 def final_scores_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:

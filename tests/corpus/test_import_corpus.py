@@ -229,3 +229,50 @@ def test_import_stores_a_metadata_free_png_of_each_figure(tmp_path, image_dir, g
         assert Image.open(io.BytesIO(data)).convert(mode).tobytes() == expected
     gray = Figure.objects.get(task_id="t0004")
     assert default_storage.open(clean_image_name(gray.sha256), "rb").read() == (image_dir / "gray.png").read_bytes()
+
+
+def test_rows_repeated_in_one_file_are_checked_against_the_earlier_row_before_it_is_written(
+    tmp_path, image_dir, good_rows
+):
+    """Rows are written in batches, so a repeat can meet its first occurrence before that reaches the database."""
+    first = good_rows[0]
+    rows = [
+        first,
+        first,  # the same again: already stored
+        dict(first, title="Another title"),
+        manifest_row("t0009", "2301.00001v2", "gray.png", sha256_of(image_dir / "gray.png"), field="cs.LG"),
+        good_rows[1],
+    ]
+    manifest = write_manifest(tmp_path / "m.jsonl", rows)
+    out, err, failed = run_import(manifest, image_dir)
+    assert failed is not None
+    assert "5 rows: 2 imported, 1 already stored, 2 rejected" in out
+    assert f"{manifest}:3 title: differs from the row earlier in this file of t0001" in err
+    assert f"{manifest}:4 arxiv_id: duplicate arXiv base id 2301.00001 (already stored as t0001)" in err
+    assert sorted(Figure.objects.values_list("task_id", flat=True)) == ["t0001", "t0002"]
+
+
+def test_a_row_the_database_refuses_is_named_and_leaves_no_image_behind(tmp_path, image_dir, good_rows, settings):
+    """Validation knows the manifest's rules, the database its column sizes: a license too long for its column fails
+    the batch, which is written again row by row, so only that row is refused; its image file is never stored."""
+    from django.core.files.storage import default_storage
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite does not enforce a column's length, so it refuses nothing here")
+    settings.MEDIA_ROOT = tmp_path / "media"
+    too_long = dict(good_rows[2], license="x" * (Figure._meta.get_field("license").max_length + 1))
+    manifest = write_manifest(tmp_path / "m.jsonl", [good_rows[0], too_long, good_rows[1]])
+    out, err, failed = run_import(manifest, image_dir)
+    assert failed is not None and "3 rows: 2 imported, 0 already stored, 1 rejected" in out
+    assert f"{manifest}:2 row: refused by the database" in err
+    assert sorted(Figure.objects.values_list("task_id", flat=True)) == ["t0001", "t0002"]
+    refused_sha = good_rows[2]["sha256"]
+    assert not any(refused_sha in name for name in _stored_names(default_storage, "corpus"))
+    for figure in Figure.objects.all():
+        assert default_storage.exists(figure.image.name)
+
+
+def _stored_names(storage, folder: str) -> list[str]:
+    directories, files = storage.listdir(folder)
+    return [f"{folder}/{f}" for f in files] + [n for d in directories for n in _stored_names(storage, f"{folder}/{d}")]

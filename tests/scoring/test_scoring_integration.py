@@ -119,6 +119,37 @@ def test_the_scores_frame_is_kept_per_state_and_follows_every_change_it_reads(tm
     assert frame.loc[("m1-direct", "t0"), "score"] == 0.0
 
 
+@pytest.mark.parametrize(
+    "table,analysis",
+    [
+        ("config-scores", "config_scores"),
+        ("paired-effects", "paired_effects"),
+        ("harness-effects", "harness_effects"),
+        ("domain-scores", "domain_scores"),
+        ("judge-runs", "judge_runs"),
+        ("structural-audit", "structural_audit"),
+    ],
+)
+def test_each_automated_table_is_computed_once_per_state_of_the_scores(
+    tmp_path, study_data, monkeypatch, table, analysis
+):
+    from scoring import stats
+
+    path = tmp_path / "records.jsonl"
+    path.write_text(record_line("m1-direct", "t0", reply(18, 25, 12, 20, 8)) + "\n")
+    call_command("import_judge_records", path, no_progress=True, stdout=io.StringIO())
+    calls = []
+    original = getattr(stats, analysis)
+    monkeypatch.setattr(stats, analysis, lambda *a, **k: calls.append(1) or original(*a, **k))
+    first = table_frame(table)
+    pd.testing.assert_frame_equal(table_frame(table), first)
+    assert len(calls) == 1  # the second read is the cached table
+    path.write_text(record_line("m1-direct", "t1", reply(10, 10, 10, 10, 5)) + "\n")
+    call_command("import_judge_records", path, no_progress=True, stdout=io.StringIO())
+    table_frame(table)
+    assert len(calls) == 2  # a new record is a new state
+
+
 def test_bad_judge_record_lines_are_reported_and_good_ones_land(tmp_path, study_data):
     lines = [
         record_line("m1-direct", "t0", reply(18, 25, 12, 20, 8)),
