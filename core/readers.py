@@ -175,8 +175,48 @@ def _string_problem(text: str) -> str:
     return "contains a NUL character" if bad == "\x00" else f"not UTF-8: byte 0x{ord(bad) - 0xDC00:02x}"
 
 
+class _Recheck(Exception):
+    """The quick parse met what only the checked parse can name: a duplicate key or a non-finite number."""
+
+
+def _object_plain(pairs: list) -> dict:
+    record = dict(pairs)
+    if len(record) != len(pairs):
+        raise _Recheck
+    return record
+
+
+def _float_finite(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):
+        raise _Recheck
+    return value
+
+
+def _constant_refused(_token: str):
+    raise _Recheck
+
+
+# The quick parse: the same values, the refusals detected while parsing (in the decoder's hooks) rather than by a
+# second walk over the parsed value (read_jsonl of the paper benchmark's 60,000 judge lines: 2.10 s with the walk,
+# 1.18 s without, 0.51 s for bare json.loads). Whatever it refuses, or fails on, the checked parse parses again and
+# names the field.
+_QUICK_DECODER = json.JSONDecoder(
+    object_pairs_hook=_object_plain, parse_float=_float_finite, parse_constant=_constant_refused, strict=False
+)
+
+
 def _parse_json_value(text: str, position: int = 0) -> tuple[object, int]:
     """(checked value, end position) of the JSON value starting at `position`; RowError names the field."""
+    try:
+        value, end = _QUICK_DECODER.raw_decode(text, position)
+    except (_Recheck, ValueError, RecursionError):
+        pass
+    else:
+        # Without an escape (\u0000) or an invalid byte in its text, no string in the value holds an unstorable one.
+        span = text[position:end]
+        if "\\u" not in span and not _UNSTORABLE.search(span):
+            return value, end
     try:
         value, end = _DECODER.raw_decode(text, position)
         return _checked(value, ""), end

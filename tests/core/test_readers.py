@@ -5,8 +5,18 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from core.readers import MAX_FIELD_CHARS, MAX_LINE_BYTES, MAX_RECORD_LINES, SourceRow, read_csv, read_json_document
+from core.readers import (
+    MAX_FIELD_CHARS,
+    MAX_LINE_BYTES,
+    MAX_RECORD_LINES,
+    RowError,
+    SourceRow,
+    read_csv,
+    read_json_document,
+)
 from core.readers import read_jsonl as _read_jsonl
 
 
@@ -207,3 +217,52 @@ def test_table_documents_with_a_bom_list_rows_nulls_and_broken_structure(tmp_pat
     # not a table document: the caller reads the file as JSON Lines instead
     assert document(tmp_path, b'{"a": 1}\n{"a": 2}\n') is None
     assert document(tmp_path, b"[1, 2]") is None
+
+
+_JSON_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from(["\x00", "\\", '"', "\udc80"]), max_size=8)
+)
+_JSON_VALUES = st.recursive(
+    _JSON_LEAVES,
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.lists(st.tuples(st.text(max_size=4) | st.sampled_from(["a", "\x00"]), children), max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+def _as_json(value) -> str:
+    """JSON text of a generated value; a list of (key, value) tuples is an object, so keys may repeat."""
+    if isinstance(value, list) and value and all(isinstance(v, tuple) for v in value):
+        return "{" + ", ".join(f"{json.dumps(k)}: {_as_json(v)}" for k, v in value) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_as_json(v) for v in value) + "]"
+    return json.dumps(value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_JSON_VALUES, ascii_only=st.booleans())
+def test_the_quick_json_parse_answers_exactly_as_the_checked_walk(value, ascii_only):
+    """parse_json_object parses quickly and walks the value only when the text may hold what must be refused: the
+    value, or the field and reason of the refusal, are always those of the checked walk alone."""
+    from core import readers
+
+    text = '{"v": ' + _as_json(value) + "}"
+    if not ascii_only:  # the same value with its characters written out rather than escaped (repeated keys merged)
+        text = json.dumps(json.loads(text), ensure_ascii=False)
+
+    def outcome(parse):
+        try:
+            return ("value", json.dumps(parse(text)))
+        except RowError as error:
+            return ("refused", error.field, error.reason)
+
+    def checked_walk(text):
+        return readers._checked(readers._DECODER.raw_decode(text)[0], "")
+
+    assert outcome(readers.parse_json_object) == outcome(checked_walk)
