@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from core.errors import Conflict, Invalid
 from core.imports import ImportReport, Progress
+from core.storage import save_content_addressed
 from corpus import selectors as corpus_selectors
 from corpus.image_facts import file_sha256
 
@@ -98,9 +99,7 @@ def _store_verified(name: str, path: Path, sha: str) -> None:
             return
         default_storage.delete(name)
     with open(path, "rb") as handle:
-        saved = default_storage.save(name, File(handle))
-    if saved != name:  # another writer won the race with the same bytes (content-addressed): keep one copy
-        default_storage.delete(saved)
+        save_content_addressed(name, File(handle))
 
 
 def _store_verified_bytes(name: str, data: bytes, sha: str) -> None:
@@ -109,9 +108,7 @@ def _store_verified_bytes(name: str, data: bytes, sha: str) -> None:
         if _stored_sha256(name) == sha:
             return
         default_storage.delete(name)
-    saved = default_storage.save(name, ContentFile(data))
-    if saved != name:
-        default_storage.delete(saved)
+    save_content_addressed(name, ContentFile(data))
 
 
 def _store_content_addressed(path: Path, *, prefix: str, extension: str) -> tuple[str, str]:

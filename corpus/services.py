@@ -15,6 +15,7 @@ from django.db.models import Q
 from core.imports import ImportReport, Progress, RowError, import_batches
 from core.png import clean_png, png_is_plain
 from core.readers import read_jsonl
+from core.storage import save_content_addressed
 
 from .image_facts import ImageRejected, read_image_facts
 from .manifest import MANIFEST_FIELDS, parse_manifest_record
@@ -40,8 +41,7 @@ def _clean_image_store(sha256: str, read: Callable[[], bytes]) -> str:
     name = clean_image_name(sha256)
     if not default_storage.exists(name):
         data = read()
-        saved = default_storage.save(name, ContentFile(data if png_is_plain(data) else clean_png(data)))
-        assert saved == name, f"storage renamed {name} to {saved}"
+        save_content_addressed(name, ContentFile(data if png_is_plain(data) else clean_png(data)))
     return name
 
 
@@ -136,8 +136,7 @@ def _figures_write(rows: list[_FigureRow]) -> None:
         name = row.values["image"]
         if not default_storage.exists(name):
             with open(row.image_path, "rb") as handle:
-                saved = default_storage.save(name, File(handle))
-            assert saved == name, f"storage renamed {name} to {saved}"
+                save_content_addressed(name, File(handle))
         _clean_image_store(row.sha256, row.image_path.read_bytes)
 
 
@@ -172,5 +171,5 @@ def figure_thumbnail_ensure(*, figure: Figure) -> str:
 
         buffer = io.BytesIO()
         image.save(buffer, format="PNG")
-    default_storage.save(name, ContentFile(buffer.getvalue()))
+    save_content_addressed(name, ContentFile(buffer.getvalue()))
     return name
