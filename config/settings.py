@@ -178,7 +178,7 @@ MEDIA_URL = "/media/"
 # templates/static directly in embedded mode; production serves the collected, hashed copies.
 WHITENOISE_USE_FINDERS = not PRODUCTION
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": {"BACKEND": "core.storage.AtomicFileSystemStorage"},
     "staticfiles": {
         "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
         if PRODUCTION

@@ -1,9 +1,33 @@
-"""Files stored under content-addressed names (the name says what the bytes are), safe when two writers race."""
+"""The media storage, and files stored under content-addressed names (the name says what the bytes are)."""
 
 from __future__ import annotations
 
+import os
+import posixpath
+import secrets
+
 from django.core.files.base import File
-from django.core.files.storage import default_storage
+from django.core.files.storage import FileSystemStorage, default_storage
+
+
+class AtomicFileSystemStorage(FileSystemStorage):
+    """FileSystemStorage whose files appear under their names only once every byte is written: the bytes go to a
+    hidden partial file in the same directory, which is then hard-linked to the name. A reader that finds a name (a
+    rendering served the moment after it is made, say) never reads part of a file. The link, like the plain storage's
+    exclusive open, never replaces a file: a name taken meanwhile gets another, as usual."""
+
+    def _save(self, name: str, content: File) -> str:
+        directory = posixpath.dirname(name)
+        partial = super()._save(posixpath.join(directory, f".{secrets.token_hex(8)}.partial"), content)
+        try:
+            while True:
+                try:
+                    os.link(self.path(partial), self.path(name))
+                    return name
+                except FileExistsError:
+                    name = self.get_available_name(name)
+        finally:
+            os.remove(self.path(partial))
 
 
 def save_content_addressed(name: str, content: File) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError
-from django.db.models import Count, Exists, F, OuterRef, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from corpus.protocol import ALLOCATION_ADAPTIVE
@@ -146,11 +146,13 @@ def _lease_new(*, study: Study, annotator, mine: _Mine, now: datetime) -> Lease 
     return lease
 
 
-def _not_seen(annotator):
-    """Items the annotator holds or held a (not expired / released) lease on are never served to them again."""
-    return ~Exists(
-        Lease.objects.filter(item_id=OuterRef("pk"), annotator=annotator).exclude(state__in=GONE_LEASE_STATES)
-    )
+def _not_seen(study: Study, annotator) -> Q:
+    """Items the annotator holds or held a (not expired / released) lease on are never served to them again.
+    NOT IN, not NOT EXISTS: PostgreSQL hashes the annotator's items once, where the correlated form is planned as a
+    nested loop whenever the statistics guess the annotator has one lease (every new annotator), a cost that grows
+    with items x leases (2.8 ms against 1.0 ms at 30 leases in a pair of 902 free items)."""
+    seen = Lease.objects.filter(study=study, annotator=annotator).exclude(state__in=GONE_LEASE_STATES)
+    return ~Q(pk__in=seen.values("item_id"))
 
 
 def servable_items(study: Study):
@@ -173,7 +175,9 @@ def _servable(study: Study, item: Item) -> bool:
 
 def _free_items(study: Study, annotator):
     """Pool items held by no live lease and never leased to this annotator."""
-    return Item.objects.filter(study=study, in_pool=True, open_count=0, submitted_count=0).filter(_not_seen(annotator))
+    return Item.objects.filter(study=study, in_pool=True, open_count=0, submitted_count=0).filter(
+        _not_seen(study, annotator)
+    )
 
 
 def _pairs_in_serving_order(study: Study, annotator, *, with_free_item: bool = False) -> list[tuple]:
@@ -308,7 +312,7 @@ def _overlap_lease(*, study: Study, annotator, mine: _Mine, now: datetime) -> Le
     rows = list(
         servable_items(study)
         .filter(votes__gte=1, open_count=0)
-        .filter(_not_seen(annotator))
+        .filter(_not_seen(study, annotator))
         .order_by("votes", "rank", "pk")
         .values_list("pk", "votes", "figure_id", "config_x_id", "config_y_id")[:OVERLAP_WINDOW]
     )
@@ -407,7 +411,7 @@ def _attention_lease(*, study: Study, annotator, mine: _Mine, now: datetime) -> 
     ids = list(
         servable_items(study)
         .filter(purpose=Purpose.ATTENTION)
-        .filter(_not_seen(annotator))
+        .filter(_not_seen(study, annotator))
         .values_list("pk", flat=True)[:OVERLAP_WINDOW]
     )
     if not ids:

@@ -1,10 +1,53 @@
-"""core.storage: two writers of one content-addressed name leave one file under it and nothing else."""
+"""core.storage: a file appears under its name only when whole; two writers of one content-addressed name leave one
+file under it and nothing else."""
+
+import os
 
 import pytest
 from django.core.files.base import ContentFile
-from django.core.files.storage import default_storage
+from django.core.files.storage import FileSystemStorage, default_storage
 
 from core.storage import save_content_addressed
+
+
+class _Watched(ContentFile):
+    """Bytes written in two chunks; between them, what a reader would find under the name is noted."""
+
+    def __init__(self, name, halves):
+        super().__init__(b"".join(halves))
+        self.watched, self.halves, self.seen = name, halves, []
+
+    def chunks(self, chunk_size=None):
+        yield self.halves[0]
+        found = default_storage.exists(self.watched)
+        self.seen.append(default_storage.open(self.watched).read() if found else None)
+        yield self.halves[1]
+
+
+def test_a_file_is_found_under_its_name_only_once_every_byte_is_written(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path
+    name = "renders/ab/abc.png"
+    content = _Watched(name, [b"first half ", b"second half"])
+    assert default_storage.save(name, content) == name
+    # The plain FileSystemStorage shows the file here, empty (b""): a reader would be served a truncated image.
+    assert content.seen == [None]
+    with default_storage.open(name) as handle:
+        assert handle.read() == b"first half second half"
+    assert default_storage.listdir("renders/ab") == ([], ["abc.png"])  # no partial file left behind
+
+
+def test_a_name_taken_while_writing_gets_another_and_files_keep_the_plain_storages_permissions(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "atomic"
+    plain = FileSystemStorage(location=tmp_path / "plain")
+    name = "corpus/a.png"
+    first = default_storage.save(name, ContentFile(b"one"))
+    second = default_storage.save(name, ContentFile(b"two"))
+    assert first == name and second != name and second.startswith("corpus/a_")
+    assert [default_storage.open(n).read() for n in (first, second)] == [b"one", b"two"]
+    plain.save(name, ContentFile(b"one"))
+    mode = os.stat(plain.path(name)).st_mode
+    assert os.stat(default_storage.path(first)).st_mode == mode
+    assert sorted(default_storage.listdir("corpus")[1]) == sorted([os.path.basename(first), os.path.basename(second)])
 
 
 def test_the_second_writer_of_a_name_leaves_the_first_copy_alone_and_no_stray_file(settings, tmp_path):
