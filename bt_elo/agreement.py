@@ -15,7 +15,7 @@ import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa
 
-from bt_elo.bradley_terry import cluster_weights
+from bt_elo.bradley_terry import seeded_cluster_weights
 from corpus.protocol import (
     AGREEMENT_BOOTSTRAP_RESAMPLES,
     AGREEMENT_BOOTSTRAP_SEED,
@@ -127,8 +127,7 @@ def _cluster_ratio_ci(numerator: np.ndarray, denominator: np.ndarray, *, resampl
     columns = numerator.shape[1]
     if numerator.shape[0] == 0 or resamples <= 0:
         return np.full(columns, np.nan), np.full(columns, np.nan)
-    rng = np.random.default_rng(seed)
-    weights = cluster_weights(numerator.shape[0], resamples, rng).astype(float)
+    weights = seeded_cluster_weights(numerator.shape[0], resamples, seed).astype(float)
     num = weights @ numerator
     den = weights @ denominator
     with np.errstate(invalid="ignore", divide="ignore"):

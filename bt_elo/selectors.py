@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 import numpy as np
 import pandas as pd
 from django.core.cache import cache
-from scipy import stats as sps
 
 from annotation import selectors as annotation_selectors
 from annotation.services.allocation import PairPlan
@@ -207,8 +206,8 @@ def elo_table(*, study: str | None = None, judge: str | None = None, run: str | 
             dict(zip(group["configuration"], group["mean"]))
         )
         if len(joined) >= 3:
-            frame[f"pearson_r__{suffix}"] = sps.pearsonr(joined["mean"], joined["elo"]).statistic
-            frame[f"spearman_rho__{suffix}"] = sps.spearmanr(joined["mean"], joined["elo"]).statistic
+            frame[f"pearson_r__{suffix}"] = scoring_stats.correlation("pearson", joined["mean"], joined["elo"])[0]
+            frame[f"spearman_rho__{suffix}"] = scoring_stats.correlation("spearman", joined["mean"], joined["elo"])[0]
     return frame
 
 

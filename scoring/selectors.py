@@ -276,6 +276,10 @@ def score_stability_pairs_table(*, judge: str | None = None, run: str | None = N
 def scores_state() -> tuple:
     """What scores_frame reads, as it is now, for caching analyses of judge scores: the judge runs, the records
     (count, newest id, last update) and the artifacts whose gate and cap enter the final score."""
-    records = JudgeRecord.objects.aggregate(n=Count("id"), newest=Max("id"), updated=Max("updated_at"))
+    # Two statements: the newest update alone is read off its index; asked beside the count it costs a full scan.
+    records = {
+        **JudgeRecord.objects.aggregate(n=Count("id"), newest=Max("id")),
+        **JudgeRecord.objects.aggregate(updated=Max("updated_at")),
+    }
     runs = tuple(JudgeRun.objects.order_by("pk").values_list("pk", flat=True))
     return (runs, records["n"], records["newest"], records["updated"], agent_selectors.artifacts_state())

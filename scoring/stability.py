@@ -71,10 +71,10 @@ STABILITY_PAIR_COLUMNS = [
     "rank_flip_probability",
 ]
 
-# Draws processed at once: a models × chunk × sample_size gather of ~0.5 MB stays in the CPU's cache between the
-# gather and the mean. Paper scale (10 models, 10,000 draws of 500 tasks), two alternating passes on a noisy machine:
-# 0.20 / 0.27 s against 0.27 / 0.33 s with the former 9 M-cell (~70 MB) chunks; same results bit for bit.
-_CHUNK_CELLS = 65_536
+# Draws summed at once: their running totals (2,000 x 10 models, 160 kB) stay in the CPU's cache across the tasks.
+# Paper scale (10 models x 1,000 tasks, 10,000 draws at the six sizes), best of three: 0.16 s against 0.47 s for the
+# former gather of models x draws x tasks reduced by mean(); 0.18 s with all 10,000 draws at once.
+_DRAW_BLOCK = 2_000
 
 
 @dataclass(frozen=True)
@@ -243,13 +243,22 @@ def summarise_draws(
 
 
 def resampled_means(matrix: np.ndarray, indices: np.ndarray) -> np.ndarray:
-    """draws × models means of ``matrix`` (models × tasks) over each row of task ``indices``."""
-    out = np.empty((indices.shape[0], matrix.shape[0]))
-    chunk = max(1, _CHUNK_CELLS // max(1, matrix.shape[0] * indices.shape[1]))
-    for lo in range(0, indices.shape[0], chunk):
-        # Gather models × draws × tasks and reduce the contiguous last axis: the same pairwise sum
-        # PPTBench's per-draw ``matrix[:, idx].mean(axis=1)`` performs.
-        out[lo : lo + chunk] = matrix[:, indices[lo : lo + chunk]].mean(axis=2).T
+    """draws × models means of ``matrix`` (models × tasks) over each row of task ``indices``.
+
+    Summed one drawn task at a time, left to right, for a block of draws at once: the order numpy's reduction
+    takes in PPTBench's per-draw ``matrix[:, idx].mean(axis=1)``, whose reduced axis is not the contiguous one, so
+    the means are PPTBench's to the last bit (its published bootstrap.json is reproduced exactly)."""
+    by_task = np.ascontiguousarray(matrix.T)
+    draws, size = indices.shape
+    out = np.empty((draws, matrix.shape[0]))
+    for lo in range(0, draws, _DRAW_BLOCK):
+        block = np.ascontiguousarray(indices[lo : lo + _DRAW_BLOCK].T)  # size × block: one drawn task per row
+        total = np.zeros((block.shape[1], matrix.shape[0]))
+        row = np.empty_like(total)
+        for tasks in block:
+            np.take(by_task, tasks, axis=0, out=row)
+            total += row
+        out[lo : lo + _DRAW_BLOCK] = total / size
     return out
 
 

@@ -140,6 +140,19 @@ S_HALF_CREDIT = RUBRIC_MAXIMA["semantic_structure"] / 2
 # --------------------------------------------------------------------------------------------
 
 
+_CORRELATIONS = {"pearson": sps.pearsonr, "spearman": sps.spearmanr, "kendall": sps.kendalltau}
+
+
+def correlation(kind: str, x, y) -> tuple[float, float]:
+    """(statistic, p-value) of scipy.stats' Pearson r, Spearman ρ or Kendall τ-b between paired values. NaN, quietly,
+    when it is undefined: fewer than two pairs, or a side that never varies (scipy would warn on every table)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return np.nan, np.nan
+    result = _CORRELATIONS[kind](x, y)
+    return float(result.statistic), float(result.pvalue)
+
+
 def final_score(gate_passed, quality, cap):
     """s = g · min(Q, c), vectorised. A gate failure is 0 even without a judge record; a passed
     artifact with a missing record (Q NaN) stays NaN. Returns a Series when given one."""
@@ -556,8 +569,8 @@ def judge_families(scores: pd.DataFrame) -> pd.DataFrame:
     first = families[0]
     for fam in families[1:]:
         pair = wide[[first, fam]].dropna()
-        rho, rho_p = sps.spearmanr(pair[first], pair[fam])
-        tau, tau_p = sps.kendalltau(pair[first], pair[fam])
+        rho, rho_p = correlation("spearman", pair[first], pair[fam])
+        tau, tau_p = correlation("kendall", pair[first], pair[fam])
         suffix = "" if len(families) == 2 else f"__{fam}"
         out[f"spearman_rho{suffix}"] = float(rho)
         out[f"spearman_p{suffix}"] = float(rho_p)
@@ -693,12 +706,11 @@ def weight_sensitivity(
     var_rows = []
     for name, w in variants.items():
         col = f"s::{name}"
-        rho = sps.spearmanr(cfg_means[col], cfg_means["s::__default"])[0] if len(cfg_means) > 1 else np.nan
+        rho = correlation("spearman", cfg_means[col], cfg_means["s::__default"])[0]
         r_elo = np.nan
         if elo is not None:
             joined = pd.concat([cfg_means[col], elo.rename("elo")], axis=1, join="inner").dropna()
-            if len(joined) > 1:
-                r_elo = sps.pearsonr(joined[col], joined["elo"])[0]
+            r_elo = correlation("pearson", joined[col], joined["elo"])[0]
         var_rows.append(
             {
                 "variant": name,

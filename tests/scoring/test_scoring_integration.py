@@ -105,8 +105,11 @@ def test_the_scores_frame_is_kept_per_state_and_follows_every_change_it_reads(tm
         pd.testing.assert_frame_equal(selectors.scores_frame(), first)
     with CaptureQueriesContext(connection) as miss:
         selectors.scores_frame.uncached()
-    # A hit reads the state alone (records, runs, artifacts, configurations); building the frame reads rows.
-    assert len(hit) == 4 and not any("scoring_judgerecord" in q["sql"] and "COUNT" not in q["sql"] for q in hit)
+    # A hit reads the state alone (records' count and newest id, their newest update, runs, artifacts, configurations);
+    # building the frame reads rows.
+    assert len(hit) == 5 and not any(
+        "scoring_judgerecord" in q["sql"] and "COUNT" not in q["sql"] and "MAX" not in q["sql"] for q in hit
+    )
     assert any("scoring_judgerecord" in q["sql"] and "COUNT" not in q["sql"] for q in miss)
     path.write_text(record_line("m1-direct", "t1", reply(10, 10, 10, 10, 5)) + "\n")
     call_command("import_judge_records", path, no_progress=True, stdout=io.StringIO())

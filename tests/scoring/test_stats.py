@@ -309,3 +309,16 @@ def test_tables_without_any_judge_score_are_empty_or_say_why():
         st.judge_families(empty)
     with pytest.raises(ValueError, match="no judge scores yet"):
         st.weight_sensitivity(empty, resamples=50)
+
+
+@pytest.mark.parametrize("kind", ["pearson", "spearman", "kendall"])
+def test_a_correlation_is_scipys_and_undefined_ones_are_nan_without_a_warning(kind):
+    import warnings
+
+    x, y = [1.0, 2.0, 4.0, 3.0, 7.0], [2.0, 1.0, 5.0, 6.0, 9.0]
+    expected = {"pearson": sps.pearsonr, "spearman": sps.spearmanr, "kendall": sps.kendalltau}[kind](x, y)
+    assert st.correlation(kind, x, y) == (expected.statistic, expected.pvalue)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # scipy's ConstantInputWarning would fail here
+        for first, second in (([3.0, 3.0, 3.0], [1.0, 2.0, 3.0]), ([1.0, 2.0], [5.0, 5.0]), ([1.0], [2.0])):
+            assert np.isnan(st.correlation(kind, first, second)).all()
