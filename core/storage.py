@@ -19,6 +19,9 @@ class AtomicFileSystemStorage(FileSystemStorage):
     def _save(self, name: str, content: File) -> str:
         directory = posixpath.dirname(name)
         partial = super()._save(posixpath.join(directory, f".{secrets.token_hex(8)}.partial"), content)
+        if self._allow_overwrite:  # configured to replace: the rename is as atomic as the link
+            os.replace(self.path(partial), self.path(name))
+            return name
         try:
             while True:
                 try:

@@ -248,7 +248,7 @@ def resampled_means(matrix: np.ndarray, indices: np.ndarray) -> np.ndarray:
     Summed one drawn task at a time, left to right, for a block of draws at once: the order numpy's reduction
     takes in PPTBench's per-draw ``matrix[:, idx].mean(axis=1)``, whose reduced axis is not the contiguous one, so
     the means are PPTBench's to the last bit (its published bootstrap.json is reproduced exactly)."""
-    by_task = np.ascontiguousarray(matrix.T)
+    by_task = np.ascontiguousarray(matrix.T, dtype=float)
     draws, size = indices.shape
     out = np.empty((draws, matrix.shape[0]))
     for lo in range(0, draws, _DRAW_BLOCK):

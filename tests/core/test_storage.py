@@ -7,7 +7,7 @@ import pytest
 from django.core.files.base import ContentFile
 from django.core.files.storage import FileSystemStorage, default_storage
 
-from core.storage import save_content_addressed
+from core.storage import AtomicFileSystemStorage, save_content_addressed
 
 
 class _Watched(ContentFile):
@@ -81,3 +81,11 @@ def test_a_figure_image_made_on_first_use_by_two_requests_at_once_is_served_to_b
     assert saving == [name]
     directory, file_name = name.rsplit("/", 1)
     assert default_storage.listdir(directory)[1] == [file_name]
+
+
+def test_a_storage_configured_to_overwrite_replaces_the_file_whole(tmp_path):
+    storage = AtomicFileSystemStorage(location=tmp_path, allow_overwrite=True)
+    assert storage.save("a/report.csv", ContentFile(b"first")) == "a/report.csv"
+    assert storage.save("a/report.csv", ContentFile(b"second, longer")) == "a/report.csv"
+    assert storage.open("a/report.csv").read() == b"second, longer"
+    assert storage.listdir("a") == ([], ["report.csv"])

@@ -178,3 +178,16 @@ def test_rejects_duplicates():
     scores = long({"A": [1.0], "B": [2.0]})
     with pytest.raises(ValueError, match="duplicate"):
         ranking_stability(pd.concat([scores, scores]), sample_sizes=(1,), iterations=5)
+
+
+@pytest.mark.parametrize("dtype", [float, int])
+def test_resampled_means_are_pptbenchs_per_draw_means_to_the_last_bit(dtype):
+    """PPTBench draws one task list at a time and takes matrix[:, idx].mean(axis=1); summed in another order, means
+    differ in the last bits and near-ties in a draw can rank the other way."""
+    from scoring.stability import resampled_means
+
+    rng = np.random.default_rng(7)
+    matrix = (rng.random((6, 300)) * 100).astype(dtype) if dtype is int else rng.random((6, 300)) * 100 / 3
+    indices = rng.integers(0, 300, size=(2_500, 97))  # more draws than one block, a size that is not a power of two
+    expected = np.stack([matrix[:, idx].mean(axis=1) for idx in indices])
+    assert np.array_equal(resampled_means(matrix, indices), expected)
