@@ -6,6 +6,8 @@ it buys; SQLite gets the portable equivalent).
   ids); here each row is a dict of attribute values, filled with the fields' defaults and converted with the fields'
   own get_db_prep_save, and the batch goes to the database in one statement run many times (COPY on PostgreSQL).
 - updates_run: several UPDATEs sent as one statement (the annotation engine's counters).
+- statistics_refresh: the query planner's statistics of tables a bulk write just reshaped (ANALYZE, one statement
+  on both databases).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from django.db.models import QuerySet
 from django.db.models.sql import InsertQuery, UpdateQuery
 from django.utils import timezone
 
-__all__ = ["insert_rows", "updates_run"]
+__all__ = ["insert_rows", "statistics_refresh", "updates_run"]
 
 
 # Fields whose preparation returns a value of exactly this type unchanged (str for text, int for integers, ...); such
@@ -138,3 +140,14 @@ def _insert_sql(instance: models.Model, connection) -> tuple[str, list]:
     query.insert_values(fields, [instance])
     [(sql, params)] = query.get_compiler(connection=connection).as_sql()
     return sql, list(params)
+
+
+def statistics_refresh(*tables: type[models.Model]) -> None:
+    """ANALYZE these models' tables, inside the caller's transaction (its new rows included; the statistics commit
+    with them). A new study's pool rows are unknown to PostgreSQL's statistics until autovacuum samples them, up to a
+    minute or more later; meanwhile the pick joined items to their figure counters scanning every figure of the study
+    per item: 128-287 ms per next item, against 3.3 ms once the counter tables are analysed (2-4 ms here)."""
+    for model in tables:
+        connection = connections[router.db_for_write(model)]
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")

@@ -156,3 +156,33 @@ def test_votes_keep_counting_for_their_pair_after_configurations_are_reordered()
     assert pair.x_left + pair.y_left == 1  # the voted lease is live; its side is told in the new order
     assert pair.y_left == (1 if first.left_is_x else 0)
     assert selectors.coverage_frame(study="pilot")["n"].sum() == 1
+
+
+def _planner_row_count(table: str) -> int | None:
+    """The row count the database's query planner holds for a table (its statistics), None when it has none."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT reltuples FROM pg_class WHERE relname = %s", [table])
+            (rows,) = cursor.fetchone()
+            return None if rows < 0 else int(rows)
+        cursor.execute("SELECT name FROM sqlite_master WHERE name = 'sqlite_stat1'")
+        if cursor.fetchone() is None:
+            return None
+        cursor.execute("SELECT stat FROM sqlite_stat1 WHERE tbl = %s", [table])
+        found = cursor.fetchone()
+        return int(found[0].split()[0]) if found else None
+
+
+def test_a_new_pool_is_in_the_planners_statistics_before_its_first_item_is_served():
+    """Until the statistics know a new study's figure counters, PostgreSQL joined each candidate item to them by
+    scanning every figure of the study (128-287 ms per pick at paper scale, 3.3 ms after ANALYZE)."""
+    from annotation.models import StudyFigure, StudyPair
+    from tests.annotation.data import SLUGS
+
+    make_study(figures=5)
+    second = services.study_create(name="second", configurations=SLUGS, min_dwell_ms=0)
+    assert StudyFigure.objects.filter(study=second).count() == 5 and StudyPair.objects.count() == 2 * 6
+    assert _planner_row_count("annotation_studyfigure") == StudyFigure.objects.count() == 10
+    assert _planner_row_count("annotation_studypair") == StudyPair.objects.count()
