@@ -122,12 +122,37 @@ if __name__ == "__main__":
 
 
 # --- the benchmark ------------------------------------------------------------------------------
+def submitted_leases(*, study, annotator, item_ids, prefix: str, overlap_every: int = 0) -> list:
+    """Leases the annotator has submitted on these items, written in bulk around the services (the pool's counters
+    are not touched); every `overlap_every`-th is an overlap lease. Sides alternate."""
+    from django.utils import timezone
+
+    from annotation.models import Lease
+
+    now = timezone.now()
+    return Lease.objects.bulk_create(
+        [
+            Lease(
+                token=f"{prefix}-{n}",
+                study=study,
+                item_id=pk,
+                annotator=annotator,
+                left_is_x=n % 2 == 0,
+                is_overlap=bool(overlap_every) and n % overlap_every == 0,
+                state="submitted",
+                expires_at=now,
+            )
+            for n, pk in enumerate(item_ids)
+        ]
+    )
+
+
 def paper_scale():
     from django.utils import timezone
 
     from agents.models import Artifact, Configuration
     from annotation import services
-    from annotation.models import Comparison, Item, Lease
+    from annotation.models import Comparison, Item
     from corpus.models import Figure
     from tests.annotation.data import annotator
 
@@ -236,20 +261,7 @@ def paper_scale():
         x, y = pairs[n % 45]
         items.append(pool[(figures[(n * 7) % 1000].pk, x.pk, y.pk)])
     now = timezone.now()
-    leases = Lease.objects.bulk_create(
-        [
-            Lease(
-                token=f"past-{n}",
-                study=study,
-                item=it,
-                annotator=voter,
-                left_is_x=n % 2 == 0,
-                state="submitted",
-                expires_at=now,
-            )
-            for n, it in enumerate(items)
-        ]
-    )
+    leases = submitted_leases(study=study, annotator=voter, item_ids=[it.pk for it in items], prefix="past")
     Comparison.objects.bulk_create(
         [
             Comparison(

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from tests.annotation.data import annotator, next_lease, submit_vote
-from tests.benchmarks.test_annotation_bench import paper_scale
+from tests.benchmarks.test_annotation_bench import paper_scale, submitted_leases
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -29,7 +29,6 @@ TARGET_RATIO = (
 
 def test_the_next_item_costs_the_same_a_thousand_items_into_a_session(transactional_db):
     from django.db import connection
-    from django.utils import timezone
 
     from annotation.models import Item, Lease, Study
 
@@ -39,31 +38,16 @@ def test_the_next_item_costs_the_same_a_thousand_items_into_a_session(transactio
     fresh, deep = annotator("depth-fresh"), annotator("depth-deep")
     study.annotators.add(fresh, deep)
     Study.objects.filter(pk=study.pk).update(quota_per_annotator=2 * DEPTH)  # room after the first thousand
-    # Items the past voter of paper_scale never voted on, spread over every pair; their counters are left as they are
-    # (submitted_count is what the pool reads), so the deep annotator's exclusion is all that differs.
     # The statistics a running deployment has: gathered before this annotator's session (autovacuum analyses a table
     # after a tenth of it changes, so a session's leases go unseen until then).
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE annotation_lease")
         cursor.execute("ANALYZE annotation_item")
+    # Every 40th pooled item, spread over every pair; their counters are left as they are, so the deep annotator's
+    # exclusion is all that differs. 5 % overlap leases: the study's 4 % share is met, as the engine would have served.
     pool = Item.objects.filter(study=study, in_pool=True).order_by("pk").values_list("pk", flat=True)
     seen = set(list(pool)[: DEPTH * 40 : 40])
-    now = timezone.now()
-    Lease.objects.bulk_create(
-        [
-            Lease(
-                token=f"depth-{n}",
-                study=study,
-                item_id=pk,
-                annotator=deep,
-                left_is_x=n % 2 == 0,
-                is_overlap=n % 20 == 0,  # 5 %: the study's 4 % overlap share is met, as the engine would have served it
-                state="submitted",
-                expires_at=now,
-            )
-            for n, pk in enumerate(sorted(seen))
-        ]
-    )
+    submitted_leases(study=study, annotator=deep, item_ids=sorted(seen), prefix="depth", overlap_every=20)
     assert Lease.objects.filter(annotator=deep, state="submitted").count() == DEPTH
 
     timings = {"fresh": [], "deep": []}
