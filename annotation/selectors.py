@@ -8,7 +8,7 @@ import io
 import json
 import statistics
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pandas as pd
 from django.core.cache import cache
@@ -33,6 +33,7 @@ from django.utils import timezone
 from PIL import Image, ImageDraw
 
 from agents import selectors as agent_selectors
+from core.compiled_sql import CompiledQuery
 from core.errors import Invalid, NotFound
 from core.png import clean_png, png_is_plain
 from core.querysets import select_narrow
@@ -199,8 +200,8 @@ class StudyState:
         return checked is None or timezone.now() - checked >= POOL_ARTIFACTS_RECHECK
 
 
-def _with_state(studies: QuerySet[Study], *, complete: bool = False) -> QuerySet[Study]:
-    due = Lease.objects.filter(study_id=OuterRef("pk"), state=Lease.State.OPEN, expires_at__lte=timezone.now())
+def _with_state(studies: QuerySet[Study], *, complete: bool = False, now: datetime | None = None) -> QuerySet[Study]:
+    due = Lease.objects.filter(study_id=OuterRef("pk"), state=Lease.State.OPEN, expires_at__lte=now or timezone.now())
     artifacts = _pool_signature_artifacts() if complete else {}
     return studies.annotate(**_pool_signature_links(), **artifacts, leases_due_now=Exists(due))
 
@@ -237,11 +238,17 @@ def study_for_annotator(*, user, name: str | None = None) -> StudyState | None:
     return _state(found) if found is not None else None
 
 
+# Read on every next-item request: compiled once (core.compiled_sql).
+_ANNOTATOR_STUDIES = CompiledQuery(
+    lambda user, now: _with_state(_annotator_studies(user), now=now), user=int, now=datetime
+)
+
+
 def studies_for_annotator(*, user, with_progress: bool = True) -> list[StudyState]:
     """Every study the annotator may work in, in the order they are offered: active ones first, least done (relative
     to the quota) first, so that no study starves behind an older one; then paused ones. Each study's
     `annotator_done` is set, unless `with_progress` is False and there is only one study (nothing to order)."""
-    states = [_state(s) for s in _with_state(_annotator_studies(user))]
+    states = [_state(s) for s in _ANNOTATOR_STUDIES.rows(user=user.pk, now=timezone.now())]
     if len(states) < 2 and not with_progress:
         return states  # nothing to order: the next-item path saves the progress query
     done = dict(

@@ -142,12 +142,18 @@ def _insert_sql(instance: models.Model, connection) -> tuple[str, list]:
     return sql, list(params)
 
 
-def statistics_refresh(*tables: type[models.Model]) -> None:
-    """ANALYZE these models' tables, inside the caller's transaction (its new rows included; the statistics commit
-    with them). A new study's pool rows are unknown to PostgreSQL's statistics until autovacuum samples them, up to a
-    minute or more later; meanwhile the pick joined items to their figure counters scanning every figure of the study
-    per item: 128-287 ms per next item, against 3.3 ms once the counter tables are analysed (2-4 ms here)."""
-    for model in tables:
-        connection = connections[router.db_for_write(model)]
-        with connection.cursor() as cursor:
-            cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")
+def statistics_refresh(model: type[models.Model], *fields: str) -> None:
+    """ANALYZE the model's table (only the columns of `fields`, when given), inside the caller's transaction (its new
+    rows included; the statistics commit with them). A new study's pool rows are unknown to PostgreSQL's statistics
+    until autovacuum samples them, a minute or more later; meanwhile the pick joined items to their figure counters
+    scanning every figure of the study per item: 128-287 ms per next item, against 3.3 ms once the counter tables are
+    analysed (2-4 ms here). Naming the columns the planner needs halves the cost on a wide table (75 ms against 165
+    for a paper-scale pool's items)."""
+    connection = connections[router.db_for_write(model)]
+    quote = connection.ops.quote_name
+    statement = f"ANALYZE {quote(model._meta.db_table)}"
+    # SQLite keeps statistics per index, not per column, and takes no column list.
+    if fields and connection.vendor == "postgresql":
+        statement += f" ({', '.join(quote(model._meta.get_field(name).column) for name in fields)})"
+    with connection.cursor() as cursor:
+        cursor.execute(statement)

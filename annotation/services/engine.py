@@ -17,6 +17,7 @@ from django.db import IntegrityError
 from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
 from django.utils import timezone
 
+from core.compiled_sql import CompiledQuery
 from corpus.protocol import ALLOCATION_ADAPTIVE
 
 from .. import assignment, selectors
@@ -110,14 +111,22 @@ def _open_lease(*, study: Study, annotator) -> Lease | None:
     return selectors.leases_shown(mine).order_by("-created_at").first()
 
 
-def _mine(*, study: Study, annotator) -> _Mine:
-    rows = (
+# The statements of every next item, compiled once (core.compiled_sql): their compilation cost more than their run.
+_MINE = CompiledQuery(
+    lambda study, annotator: (
         Lease.objects.filter(study=study, annotator=annotator)
         .exclude(state__in=GONE_LEASE_STATES)
         .values_list("state", "item__config_x_id", "item__config_y_id", "left_is_x", "is_overlap")
         .annotate(n=Count("id"))
         .order_by()
-    )
+    ),
+    study=int,
+    annotator=int,
+)
+
+
+def _mine(*, study: Study, annotator) -> _Mine:
+    rows = _MINE.rows(study=study.pk, annotator=annotator.pk)
     mine, x_left, y_left, pair_sides = _Mine(), 0, 0, {}
     for state, x, y, left, overlap, n in rows:
         if state == Lease.State.SUBMITTED:
@@ -232,9 +241,7 @@ def _pairs_in_adaptive_order(study: Study, annotator) -> list[tuple]:
     return [(rows[p][0], *p) for p in order]
 
 
-def _pick_in_pair(study: Study, annotator, x: int, y: int) -> Item | None:
-    """The free item of the pair to serve, with its artifacts: the figure with the fewest live leases in the study
-    first, then the pair's seeded order (assignment.figures_by_use; Item.rank is that seeded rank)."""
+def _pick_query(study: int, annotator: int, x: int, y: int):
     first_free = (
         _free_items(study, annotator)
         .filter(config_x_id=x, config_y_id=y)
@@ -243,7 +250,29 @@ def _pick_in_pair(study: Study, annotator, x: int, y: int) -> Item | None:
         .values("pk")[:1]
     )
     # Ordered without the artifacts (wide rows), which are joined to the one item chosen.
-    return selectors.items_shown(Item.objects.filter(pk=Subquery(first_free))).first()
+    return selectors.items_shown(Item.objects.filter(pk=Subquery(first_free)))
+
+
+_PICK = CompiledQuery(_pick_query, study=int, annotator=int, x=int, y=int)
+
+
+def _pick_in_pair(study: Study, annotator, x: int, y: int) -> Item | None:
+    """The free item of the pair to serve, with its artifacts: the figure with the fewest live leases in the study
+    first, then the pair's seeded order (assignment.figures_by_use; Item.rank is that seeded rank)."""
+    found = _PICK.rows(study=study.pk, annotator=annotator.pk, x=x, y=y)
+    return found[0] if found else None
+
+
+_NEEDIEST_PAIR = CompiledQuery(
+    lambda study: (
+        StudyPair.objects.filter(study=study)
+        .annotate(need=F("votes") + F("open_fresh"))
+        .order_by(*assignment.PAIR_ORDER, "pk")
+        .select_for_update(skip_locked=True, of=("self",))
+        .values_list("pk", "config_x_id", "config_y_id", "x_left", "y_left")[:1]
+    ),
+    study=int,
+)
 
 
 def _fresh_lease(*, study: Study, annotator, mine: _Mine, now: datetime) -> Lease | None:
@@ -252,16 +281,9 @@ def _fresh_lease(*, study: Study, annotator, mine: _Mine, now: datetime) -> Leas
     first one's lock when others hold them all."""
     # Adaptive studies have no single neediest pair in the database's order: they go straight to their plan's order.
     if study.allocation != ALLOCATION_ADAPTIVE:
-        neediest = (
-            StudyPair.objects.filter(study=study)
-            .annotate(need=F("votes") + F("open_fresh"))
-            .order_by(*assignment.PAIR_ORDER, "pk")
-            .select_for_update(skip_locked=True, of=("self",))
-            .values_list("pk", "config_x_id", "config_y_id", "x_left", "y_left")
-            .first()
-        )
-        if neediest is not None:
-            pair_id, x, y, *sides = neediest
+        neediest = _NEEDIEST_PAIR.rows(study=study.pk)
+        if neediest:
+            pair_id, x, y, *sides = neediest[0]
             lease = _claim(study, annotator, mine, now, x, y, assignment.SideCounts(*sides))
             if lease is not None:
                 return lease

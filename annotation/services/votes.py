@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from core.compiled_sql import CompiledQuery
 from corpus.protocol import OUTCOMES, TIE_OUTCOMES
 
 from .. import selectors
@@ -35,8 +36,16 @@ class Vote:
         return dwell is not None and dwell >= self.comparison.study.min_dwell_ms
 
 
+# Every submit's first statement, compiled once (core.compiled_sql).
+_LEASE_LOCKED = CompiledQuery(
+    lambda token: selectors.leases_shown(Lease.objects.select_for_update(of=("self",)).filter(token=token))[:1],
+    token=str,
+)
+
+
 def _lease_locked(*, token: str, annotator) -> Lease:
-    lease = selectors.leases_shown(Lease.objects.select_for_update(of=("self",)).filter(token=token)).first()
+    found = _LEASE_LOCKED.rows(token=token)
+    lease = found[0] if found else None
     if lease is None:
         raise LeaseNotFound("no such item: the link is unknown")
     if lease.annotator_id != annotator.pk:
