@@ -13,13 +13,14 @@ it buys; SQLite gets the portable equivalent).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from django.db import connections, models, router
 from django.db.models import QuerySet
 from django.db.models.sql import InsertQuery, UpdateQuery
 from django.utils import timezone
 
-__all__ = ["insert_rows", "statistics_refresh", "updates_run"]
+__all__ = ["UpdateSql", "insert_rows", "statistics_refresh", "update_sql", "updates_run"]
 
 
 # Fields whose preparation returns a value of exactly this type unchanged (str for text, int for integers, ...); such
@@ -98,16 +99,40 @@ def insert_rows(model: type[models.Model], rows: Iterable[dict]) -> int:
 Update = tuple[QuerySet, dict]  # (the rows, {field: value or expression}), as for QuerySet.update(**values)
 
 
-def updates_run(updates: Sequence[Update], *, created: models.Model | None = None) -> list[int]:
+@dataclass(frozen=True)
+class UpdateSql:
+    """An UPDATE already compiled (core.compiled_sql.CompiledUpdate), on the database `alias`."""
+
+    sql: str
+    params: list
+    alias: str
+
+
+def update_sql(rows: QuerySet, values: dict) -> tuple[str, list]:
+    """The UPDATE that `rows.update(**values)` sends."""
+    query = rows.query.chain(UpdateQuery)
+    query.add_update_values(values)
+    query.annotations = {}
+    sql, params = query.get_compiler(rows.db).as_sql()
+    return sql, list(params)
+
+
+def updates_run(updates: Sequence[Update | UpdateSql], *, created: models.Model | None = None) -> list[int]:
     """Run the updates in order, in the caller's transaction; how many rows each changed. `created`: a new instance,
     not saved yet, inserted before them (in the same statement where the database allows; its primary key is set)."""
     if created is None and not updates:
         return []
-    connection = connections[updates[0][0].db if updates else router.db_for_write(type(created))]
+    compiled = [u if isinstance(u, UpdateSql) else UpdateSql(*update_sql(*u), u[0].db) for u in updates]
+    connection = connections[compiled[0].alias if compiled else router.db_for_write(type(created))]
     if connection.vendor != "postgresql" or len(updates) + (created is not None) == 1:
         if created is not None:
             created.save(force_insert=True, using=connection.alias)
-        return [rows.update(**values) for rows, values in updates]
+        counts = []
+        with connection.cursor() as cursor:
+            for update in compiled:
+                cursor.execute(update.sql, update.params)
+                counts.append(cursor.rowcount)
+        return counts
     statements, params, selected = [], [], []
     if created is not None:
         sql, sql_params = _insert_sql(created, connection)
@@ -115,14 +140,10 @@ def updates_run(updates: Sequence[Update], *, created: models.Model | None = Non
         statements.append(f"c AS ({sql} RETURNING {pk})")
         params.extend(sql_params)
         selected.append(f"(SELECT {pk} FROM c)")
-    for n, (rows, values) in enumerate(updates):
-        query = rows.query.chain(UpdateQuery)
-        query.add_update_values(values)
-        query.annotations = {}
-        sql, sql_params = query.get_compiler(rows.db).as_sql()
-        statements.append(f"u{n} AS ({sql} RETURNING 1)")
-        params.extend(sql_params)
-    selected += [f"(SELECT COUNT(*) FROM u{n})" for n in range(len(updates))]
+    for n, update in enumerate(compiled):
+        statements.append(f"u{n} AS ({update.sql} RETURNING 1)")
+        params.extend(update.params)
+    selected += [f"(SELECT COUNT(*) FROM u{n})" for n in range(len(compiled))]
     with connection.cursor() as cursor:
         cursor.execute(f"WITH {', '.join(statements)} SELECT {', '.join(selected)}", params)
         row = list(cursor.fetchone())

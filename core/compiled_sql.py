@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from django.db import connections
-from django.db.models import QuerySet
 from django.db.models.query import (
     FlatValuesListIterable,
     ModelIterable,
@@ -27,7 +26,9 @@ from django.db.models.query import (
     get_related_populators,
 )
 
-__all__ = ["CompiledQuery"]
+from core.bulk_write import UpdateSql, update_sql
+
+__all__ = ["CompiledQuery", "CompiledUpdate"]
 
 # Sentinels inside a 32-bit integer column's range: Django turns an out-of-range id into "no rows" at compile time.
 _SENTINEL_INT_BASE = 2_000_000_000
@@ -40,38 +41,43 @@ class _Compiled:
     params: tuple
     slots: tuple[tuple[int, str], ...]  # (parameter position, slot name)
     adapt: dict  # slot name -> how its value becomes a parameter (times: the database's own form)
-    compiler: object
     alias: str
-    kind: type
+    compiler: object = None
+    kind: type | None = None
+
+    def params_for(self, values: dict) -> list:
+        params = list(self.params)
+        given = {name: self.adapt.get(name, _same)(value) for name, value in values.items()}
+        for position, name in self.slots:
+            params[position] = given[name]
+        return params
 
 
-class CompiledQuery:
-    """`build(**slots)` returns a QuerySet (of instances, or values_list) whose only varying values are its slots, each
-    an int, a str or an aware datetime; everything else it reads must be a constant (a value that changes, such as the
-    time, would be frozen into the statement). `rows(**values)` runs it."""
+class _Shape:
+    """A statement built by `build(**slots)` and compiled once per database; its slots are ints, strs or aware
+    datetimes, and everything else it reads must be a constant (a value that changes, such as the time, would be
+    frozen into the statement)."""
 
-    def __init__(self, build: Callable[..., QuerySet], **slots: type):
+    def __init__(self, build: Callable, **slots: type):
         if set(slots.values()) - {int, str, datetime}:
             raise TypeError("slots are ints, strs or datetimes")
         self.build, self.slot_types = build, slots
         self._compiled: dict[tuple[str, str], _Compiled] = {}
         self._lock = threading.Lock()
 
-    def rows(self, *, using: str = "default", **values) -> list:
+    def _for(self, using: str, values: dict) -> _Compiled:
         if values.keys() != self.slot_types.keys():
             raise TypeError(f"slots are {sorted(self.slot_types)}, got {sorted(values)}")
-        compiled = self._compiled.get((using, connections[using].vendor)) or self._compile(using)
-        params = list(compiled.params)
-        given = {name: compiled.adapt.get(name, _same)(value) for name, value in values.items()}
-        for position, name in compiled.slots:
-            params[position] = given[name]
-        with connections[compiled.alias].cursor() as cursor:
-            cursor.execute(compiled.sql, params)
-            fetched = cursor.fetchall()
-        return _materialised(compiled, fetched)
+        key = (using, connections[using].vendor)
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            compiled = self._compile(using)
+            with self._lock:
+                self._compiled[key] = compiled
+        return compiled
 
-    def _compile(self, using: str) -> _Compiled:
-        ops = connections[using].ops
+    def _sentinels(self, using: str) -> tuple[dict, dict, dict]:
+        """A sentinel per slot, how each slot's value becomes a parameter, and the parameter each sentinel becomes."""
         sentinels, adapt, expected = {}, {}, {}
         for n, (name, kind) in enumerate(sorted(self.slot_types.items())):
             if kind is int:
@@ -80,8 +86,37 @@ class CompiledQuery:
                 sentinels[name] = expected[name] = f"\x1fslot-{name}\x1f"
             else:
                 sentinels[name] = _SENTINEL_TIME_BASE + timedelta(microseconds=n + 1)
-                adapt[name] = ops.adapt_datetimefield_value
+                adapt[name] = connections[using].ops.adapt_datetimefield_value
                 expected[name] = adapt[name](sentinels[name])
+        return sentinels, adapt, expected
+
+    @staticmethod
+    def _compiled_with(sql: str, params, expected: dict, adapt: dict, alias: str, **rest) -> _Compiled:
+        by_value = {value: name for name, value in expected.items()}
+        slots = tuple(
+            (i, by_value[p]) for i, p in enumerate(params) if isinstance(p, int | str | datetime) and p in by_value
+        )
+        for name, value in expected.items():
+            if name not in {slot for _, slot in slots} or str(value) in sql:
+                raise TypeError(f"slot {name!r} does not reach the statement as a parameter")
+        return _Compiled(sql, tuple(params), slots, adapt, alias, **rest)
+
+    def _compile(self, using: str) -> _Compiled:
+        raise NotImplementedError
+
+
+class CompiledQuery(_Shape):
+    """`build(**slots)` returns a QuerySet of model instances or values_list rows; `rows(**values)` runs it."""
+
+    def rows(self, *, using: str = "default", **values) -> list:
+        compiled = self._for(using, values)
+        with connections[compiled.alias].cursor() as cursor:
+            cursor.execute(compiled.sql, compiled.params_for(values))
+            fetched = cursor.fetchall()
+        return _materialised(compiled, fetched)
+
+    def _compile(self, using: str) -> _Compiled:
+        sentinels, adapt, expected = self._sentinels(using)
         queryset = self.build(**sentinels).using(using)
         if queryset._iterable_class not in (ModelIterable, ValuesListIterable, FlatValuesListIterable):
             raise TypeError("a compiled query yields model instances or values_list rows")
@@ -95,17 +130,24 @@ class CompiledQuery:
                 raise TypeError("a compiled values_list names its fields in the order they are selected")
         compiler = queryset.query.get_compiler(using=queryset.db)
         sql, params = compiler.as_sql()
-        by_value = {value: name for name, value in expected.items()}
-        slots = tuple(
-            (i, by_value[p]) for i, p in enumerate(params) if isinstance(p, int | str | datetime) and p in by_value
+        return self._compiled_with(
+            sql, params, expected, adapt, queryset.db, compiler=compiler, kind=queryset._iterable_class
         )
-        for name, value in expected.items():
-            if name not in {slot for _, slot in slots} or str(value) in sql:
-                raise TypeError(f"slot {name!r} does not reach the statement as a parameter")
-        compiled = _Compiled(sql, tuple(params), slots, adapt, compiler, queryset.db, queryset._iterable_class)
-        with self._lock:
-            self._compiled[(using, connections[using].vendor)] = compiled
-        return compiled
+
+
+class CompiledUpdate(_Shape):
+    """`build(**slots)` returns (rows, values) as for `rows.update(**values)`; `statement(**values)` is the UPDATE
+    for those values, as core.bulk_write.updates_run takes it."""
+
+    def statement(self, *, using: str = "default", **values) -> UpdateSql:
+        compiled = self._for(using, values)
+        return UpdateSql(compiled.sql, compiled.params_for(values), compiled.alias)
+
+    def _compile(self, using: str) -> _Compiled:
+        sentinels, adapt, expected = self._sentinels(using)
+        rows, values = self.build(**sentinels)
+        sql, params = update_sql(rows.using(using), values)
+        return self._compiled_with(sql, params, expected, adapt, using)
 
 
 def _same(value):

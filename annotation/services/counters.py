@@ -7,21 +7,19 @@ them in the transaction of the lease or vote they count. Changes go out as `F()`
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Sequence
 
 from django.db.models import F, Model, Value
 from django.db.models.functions import Greatest
 
-from core.bulk_write import Update, updates_run
+from core.bulk_write import Update, UpdateSql, updates_run
+from core.compiled_sql import CompiledUpdate
 
 from ..models import Item, StudyFigure, StudyPair
 
 BULK_CHUNK = 500  # ids per `IN (...)`: far below SQLite's 32,766 host parameters and PostgreSQL's 65,535
-
-
-def _clamped(changes: Counter) -> dict:
-    return {name: Greatest(F(name) + n, Value(0)) for name, n in sorted(changes.items()) if n}
 
 
 class ClaimLost(Exception):
@@ -93,20 +91,13 @@ class CounterChanges:
         updates = [*first, *self._pair_updates()]
         claims = []
         for pk, changes in sorted(self.items.items()):
-            rows = Item.objects.filter(pk=pk)
             if pk in self.claimed:
-                rows = rows.filter(open_count=0, submitted_count=0)
                 claims.append(len(updates))
-            if values := _clamped(changes):
-                updates.append((rows, values))
+            if changed := _changed(changes):
+                updates.append(_item_update(tuple(changed), pk in self.claimed).statement(item=pk, **changed))
         for figure_id, n in sorted(self.figures.items()):
             if n:
-                updates.append(
-                    (
-                        StudyFigure.objects.filter(study_id=self.study_id, figure_id=figure_id),
-                        {"uses": Greatest(F("uses") + n, Value(0))},
-                    )
-                )
+                updates.append(_FIGURE_UPDATE.statement(study=self.study_id, figure=figure_id, uses=n))
         counts = updates_run(updates, created=created)
         if any(counts[i] == 0 for i in claims):
             raise ClaimLost
@@ -123,7 +114,7 @@ class CounterChanges:
         for key, pks in sorted(groups.items()):
             for start in range(0, len(pks), BULK_CHUNK):
                 Item.objects.filter(pk__in=sorted(pks)[start : start + BULK_CHUNK]).update(
-                    **_clamped(Counter(dict(key)))
+                    **_clamped_slots(tuple(name for name, _ in key), dict(key))
                 )
         by_use: dict[int, list[int]] = {}
         for figure_id, n in self.figures.items():
@@ -135,9 +126,54 @@ class CounterChanges:
                     study_id=self.study_id, figure_id__in=sorted(ids)[start : start + BULK_CHUNK]
                 ).update(uses=Greatest(F("uses") + n, Value(0)))
 
-    def _pair_updates(self) -> list[Update]:
+    def _pair_updates(self) -> list[UpdateSql]:
         return [
-            (StudyPair.objects.filter(study_id=self.study_id, config_x_id=x, config_y_id=y), values)
+            _pair_update(tuple(changed)).statement(study=self.study_id, x=x, y=y, **changed)
             for (x, y), changes in sorted(self.pairs.items())
-            if (values := _clamped(changes))
+            if (changed := _changed(changes))
         ]
+
+
+# The counter UPDATEs, compiled once per set of counters changed (core.compiled_sql): every lease and vote sends them.
+def _changed(changes: Counter) -> dict[str, int]:
+    return {name: n for name, n in sorted(changes.items()) if n}
+
+
+def _clamped_slots(names: tuple[str, ...], deltas: dict) -> dict:
+    return {name: Greatest(F(name) + deltas[name], Value(0)) for name in names}
+
+
+@functools.cache
+def _pair_update(names: tuple[str, ...]) -> CompiledUpdate:
+    return CompiledUpdate(
+        lambda study, x, y, **deltas: (
+            StudyPair.objects.filter(study_id=study, config_x_id=x, config_y_id=y),
+            _clamped_slots(names, deltas),
+        ),
+        study=int,
+        x=int,
+        y=int,
+        **dict.fromkeys(names, int),
+    )
+
+
+@functools.cache
+def _item_update(names: tuple[str, ...], claim: bool) -> CompiledUpdate:
+    """A claim updates the item only while it is free: no open lease, no submitted one."""
+    free = {"open_count": 0, "submitted_count": 0} if claim else {}
+    return CompiledUpdate(
+        lambda item, **deltas: (Item.objects.filter(pk=item, **free), _clamped_slots(names, deltas)),
+        item=int,
+        **dict.fromkeys(names, int),
+    )
+
+
+_FIGURE_UPDATE = CompiledUpdate(
+    lambda study, figure, uses: (
+        StudyFigure.objects.filter(study_id=study, figure_id=figure),
+        {"uses": Greatest(F("uses") + uses, Value(0))},
+    ),
+    study=int,
+    figure=int,
+    uses=int,
+)
