@@ -8,7 +8,8 @@ are remembered. A shape whose SQL would depend on a slot's value (a list, None, 
 it is compiled: every sentinel must arrive in the parameters unchanged, never in the SQL text.
 
 The rows come back exactly as the queryset would give them (model instances with their select_related relations,
-tuples for values_list, values for flat values_list), through the compiler's own converters.
+tuples for values_list, values for flat values_list), through the compiler's own converters (worked out when the shape
+is compiled, like the rest of it).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class _Compiled:
     alias: str
     compiler: object = None
     kind: type | None = None
+    converters: dict | None = None  # the compiler's, by column: the same for every run of the shape
 
     def params_for(self, values: dict) -> list:
         params = list(self.params)
@@ -130,8 +132,18 @@ class CompiledQuery(_Shape):
                 raise TypeError("a compiled values_list names its fields in the order they are selected")
         compiler = queryset.query.get_compiler(using=queryset.db)
         sql, params = compiler.as_sql()
+        columns = [column[0] for column in compiler.select[: compiler.col_count]]
+        if compiler.has_composite_fields(columns):
+            raise TypeError("a compiled query selects no composite primary key")
         return self._compiled_with(
-            sql, params, expected, adapt, queryset.db, compiler=compiler, kind=queryset._iterable_class
+            sql,
+            params,
+            expected,
+            adapt,
+            queryset.db,
+            compiler=compiler,
+            kind=queryset._iterable_class,
+            converters=compiler.get_converters(columns),
         )
 
 
@@ -160,7 +172,8 @@ def _materialised(compiled: _Compiled, fetched: list) -> list:
     compiler = compiled.compiler
     if compiler.has_extra_select:  # ordering columns selected only to order by: not part of the row
         fetched = [row[: compiler.col_count] for row in fetched]
-    rows = compiler.results_iter([fetched], tuple_expected=True)
+    rows = compiler.apply_converters(fetched, compiled.converters) if compiled.converters else fetched
+    rows = map(tuple, rows)
     if compiled.kind is ValuesListIterable:
         return list(rows)
     if compiled.kind is FlatValuesListIterable:

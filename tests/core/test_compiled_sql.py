@@ -70,6 +70,15 @@ def test_values_list_rows_with_aggregates_and_flat_values():
     )
     assert tally.rows(slug="c1") == [("c1", False, 1), ("c1", True, 2)]
     assert tally.rows(slug="c0") == [("c0", True, 3)]
+    assert all(
+        type(gate) is bool for _, gate, _ in tally.rows(slug="c1")
+    )  # the database's 0/1 converted, as by the ORM
+    stored = CompiledQuery(
+        lambda pk: Artifact.objects.filter(pk=pk).values_list("audit_summary", "imported_at"), pk=int
+    )
+    for artifact in Artifact.objects.all():
+        assert stored.rows(pk=artifact.pk) == [(artifact.audit_summary, artifact.imported_at)]
+        assert isinstance(stored.rows(pk=artifact.pk)[0][1], datetime)
     ids = CompiledQuery(
         lambda config: Artifact.objects.filter(configuration_id=config).order_by("pk").values_list("pk", flat=True),
         config=int,
