@@ -1,5 +1,5 @@
-"""Querysets compiled once per shape: the ORM builds and compiles a statement the first time it runs on a database;
-later runs only put their own values in its parameters and execute it.
+"""Querysets compiled once per shape: the ORM builds and compiles a statement the first time it runs on a database
+connection; later runs only put their own values in its parameters and execute it.
 
 Django compiles every queryset anew, and on the annotator's hot paths that was most of the work: the next-item pick
 alone took 2.1 ms to compile against 1.3 ms to run. A `CompiledQuery` is built from a function of named slots (ids,
@@ -14,7 +14,6 @@ is compiled, like the rest of it).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -34,6 +33,7 @@ __all__ = ["CompiledQuery", "CompiledUpdate"]
 # Sentinels inside a 32-bit integer column's range: Django turns an out-of-range id into "no rows" at compile time.
 _SENTINEL_INT_BASE = 2_000_000_000
 _SENTINEL_TIME_BASE = datetime(1901, 2, 3, 4, 5, 6, tzinfo=UTC)
+_ON_CONNECTION = "refig_compiled_shapes"
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class _Compiled:
 
 
 class _Shape:
-    """A statement built by `build(**slots)` and compiled once per database; its slots are ints, strs or aware
+    """A statement built by `build(**slots)` and compiled once per database connection; its slots are ints, strs or aware
     datetimes, and everything else it reads must be a constant (a value that changes, such as the time, would be
     frozen into the statement)."""
 
@@ -64,18 +64,16 @@ class _Shape:
         if set(slots.values()) - {int, str, datetime}:
             raise TypeError("slots are ints, strs or datetimes")
         self.build, self.slot_types = build, slots
-        self._compiled: dict[tuple[str, str], _Compiled] = {}
-        self._lock = threading.Lock()
 
     def _for(self, using: str, values: dict) -> _Compiled:
         if values.keys() != self.slot_types.keys():
             raise TypeError(f"slots are {sorted(self.slot_types)}, got {sorted(values)}")
-        key = (using, connections[using].vendor)
-        compiled = self._compiled.get(key)
+        # Kept on the connection (each thread has its own), never in a global: a compiled statement refers to the
+        # connection it was compiled on, and a global would keep a finished thread's connection open.
+        shapes = connections[using].__dict__.setdefault(_ON_CONNECTION, {})
+        compiled = shapes.get(self)
         if compiled is None:
-            compiled = self._compile(using)
-            with self._lock:
-                self._compiled[key] = compiled
+            compiled = shapes[self] = self._compile(using)
         return compiled
 
     def _sentinels(self, using: str) -> tuple[dict, dict, dict]:

@@ -122,3 +122,29 @@ def test_shapes_that_depend_on_a_slots_value_are_refused_when_compiled():
         CompiledQuery(lambda ids: Artifact.objects.filter(pk__in=ids), ids=list)
     with pytest.raises(TypeError, match="slots are"):
         CompiledQuery(lambda slug: Artifact.objects.filter(configuration__slug=slug), slug=str).rows(other="x")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_finished_threads_connection_is_not_kept_alive_by_its_compiled_statements():
+    """Compiled statements live on the connection they were compiled on: a global cache kept every finished thread's
+    connection (and its database session) open, which PostgreSQL then refused to drop the test database over."""
+    import gc
+    import threading
+    import weakref
+
+    from django.db import connections
+
+    figure_create("t0")
+    compiled = CompiledQuery(lambda task: Artifact.objects.filter(figure__task_id=task), task=str)
+    seen = {}
+
+    def work():
+        assert compiled.rows(task="t0") == []
+        seen["connection"] = weakref.ref(connections["default"])
+        # The thread ends without closing its connection, as a server thread can; only references keep it.
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    gc.collect()
+    assert seen["connection"]() is None
