@@ -462,7 +462,8 @@ def test_fifty_annotators_next_and_submit(transactional_db):
         )
     print(f"queries: next={len(next_queries)} submit={len(submit_queries)} (first next: {len(first_queries)})")
     assert len(next_queries) <= MAX_QUERIES and len(submit_queries) <= MAX_QUERIES
-    # The target: p95 of next-item and of submit within 3x the trivial view on the same server, same load.
+    # The targets: p95 of next-item and of submit within 2x the trivial view on the same server, same load; one
+    # annotator alone, each p50 within 2x the authenticated no-op request.
     assert ratios["next"] <= TARGET_RATIO, (
         f"next-item p95 is {ratios['next']:.2f}x the trivial view (target {TARGET_RATIO}x)"
     )
