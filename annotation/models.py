@@ -254,6 +254,15 @@ class Lease(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="leases")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="leases")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="leases")
+    # The item's pair, copied: the engine tallies the annotator's sides per pair on every next item, and joining each
+    # lease to its item cost 3 us a lease (3.8 ms against 0.7 at the paper's quota of 1,000 items). It rests on the
+    # item's keys, as the item's rest on its artifacts': no constraint or index of its own.
+    config_x = models.ForeignKey(
+        "agents.Configuration", on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
+    config_y = models.ForeignKey(
+        "agents.Configuration", on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
     left_is_x = models.BooleanField()
     is_overlap = models.BooleanField(default=False)
     purpose = models.CharField(max_length=12, choices=Purpose.choices, default=Purpose.REGULAR)

@@ -116,7 +116,7 @@ _MINE = CompiledQuery(
     lambda study, annotator: (
         Lease.objects.filter(study=study, annotator=annotator)
         .exclude(state__in=GONE_LEASE_STATES)
-        .values_list("state", "item__config_x_id", "item__config_y_id", "left_is_x", "is_overlap")
+        .values_list("state", "config_x_id", "config_y_id", "left_is_x", "is_overlap")
         .annotate(n=Count("id"))
         .order_by()
     ),
@@ -392,6 +392,8 @@ def _lease_open(
         token=secrets.token_urlsafe(TOKEN_BYTES),
         study=study,
         item=item,
+        config_x_id=x,
+        config_y_id=y,
         annotator=annotator,
         left_is_x=left,
         is_overlap=is_overlap,
@@ -479,6 +481,8 @@ def _repeat_lease(*, study: Study, annotator, now: datetime) -> Lease | None:
         token=secrets.token_urlsafe(TOKEN_BYTES),
         study=study,
         item=item,
+        config_x_id=item.config_x_id,
+        config_y_id=item.config_y_id,
         annotator=annotator,
         left_is_x=not left,
         purpose=Purpose.REPEAT,

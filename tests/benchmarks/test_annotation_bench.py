@@ -127,15 +127,20 @@ def submitted_leases(*, study, annotator, item_ids, prefix: str, overlap_every: 
     are not touched); every `overlap_every`-th is an overlap lease. Sides alternate."""
     from django.utils import timezone
 
-    from annotation.models import Lease
+    from annotation.models import Item, Lease
 
     now = timezone.now()
+    pairs = {
+        pk: (x, y) for pk, x, y in Item.objects.filter(pk__in=item_ids).values_list("pk", "config_x_id", "config_y_id")
+    }
     return Lease.objects.bulk_create(
         [
             Lease(
                 token=f"{prefix}-{n}",
                 study=study,
                 item_id=pk,
+                config_x_id=pairs[pk][0],
+                config_y_id=pairs[pk][1],
                 annotator=annotator,
                 left_is_x=n % 2 == 0,
                 is_overlap=bool(overlap_every) and n % overlap_every == 0,
