@@ -126,6 +126,16 @@ if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
     if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
         DATABASES["default"]["OPTIONS"] = SQLITE_OPTIONS
+    else:
+        # Server-side prepared statements for the hot paths' fixed shapes (core.bulk_write.prepared_cursor), once one
+        # has run this many times on a connection; Django's own queries bind client-side and are never prepared.
+        # DATABASE_PREPARE_THRESHOLD="" turns them off (README, Production).
+        threshold = os.environ.get("DATABASE_PREPARE_THRESHOLD", "5")
+        if threshold and not threshold.isdigit():
+            raise ImproperlyConfigured(
+                f"DATABASE_PREPARE_THRESHOLD must be a whole number of runs, or empty (off); got {threshold!r}."
+            )
+        DATABASES["default"]["OPTIONS"] = {"prepare_threshold": int(threshold) if threshold else None}
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {

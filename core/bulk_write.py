@@ -6,6 +6,7 @@ it buys; SQLite gets the portable equivalent).
   ids); here each row is a dict of attribute values, filled with the fields' defaults and converted with the fields'
   own get_db_prep_save, and the batch goes to the database in one statement run many times (COPY on PostgreSQL).
 - updates_run: several UPDATEs sent as one statement (the annotation engine's counters).
+- prepared_cursor: a cursor whose statements PostgreSQL plans once per connection (the hot paths' fixed shapes).
 - statistics_refresh: the query planner's statistics of tables a bulk write just reshaped (ANALYZE, one statement
   on both databases).
 """
@@ -20,7 +21,7 @@ from django.db.models import QuerySet
 from django.db.models.sql import InsertQuery, UpdateQuery
 from django.utils import timezone
 
-__all__ = ["UpdateSql", "insert_rows", "statistics_refresh", "update_sql", "updates_run"]
+__all__ = ["UpdateSql", "insert_rows", "prepared_cursor", "statistics_refresh", "update_sql", "updates_run"]
 
 
 # Fields whose preparation returns a value of exactly this type unchanged (str for text, int for integers, ...); such
@@ -128,7 +129,7 @@ def updates_run(updates: Sequence[Update | UpdateSql], *, created: models.Model 
         if created is not None:
             created.save(force_insert=True, using=connection.alias)
         counts = []
-        with connection.cursor() as cursor:
+        with prepared_cursor(connection) as cursor:
             for update in compiled:
                 cursor.execute(update.sql, update.params)
                 counts.append(cursor.rowcount)
@@ -144,12 +145,34 @@ def updates_run(updates: Sequence[Update | UpdateSql], *, created: models.Model 
         statements.append(f"u{n} AS ({update.sql} RETURNING 1)")
         params.extend(update.params)
     selected += [f"(SELECT COUNT(*) FROM u{n})" for n in range(len(compiled))]
-    with connection.cursor() as cursor:
+    with prepared_cursor(connection) as cursor:
         cursor.execute(f"WITH {', '.join(statements)} SELECT {', '.join(selected)}", params)
         row = list(cursor.fetchone())
     if created is not None:
         created.pk = row.pop(0)
     return row
+
+
+def prepared_cursor(connection):
+    """A cursor (Django's wrapper: logged, errors translated) for statements of a fixed shape run again and again.
+
+    On PostgreSQL its parameters are bound on the server, so psycopg prepares a statement once it has run
+    `prepare_threshold` times (5) on the connection, and the server skips parsing and planning it afterwards: the
+    next-item pick spent 0.30 ms planning against 0.67 ms running. Only statements known to bind cleanly go through
+    it: Django's own queries keep client-side binding, under which a parameter repeated in SELECT and GROUP BY is
+    still recognised as the same expression (Django ticket #34255). Elsewhere: the connection's usual cursor (SQLite
+    caches its compiled statements itself)."""
+    if connection.vendor != "postgresql":
+        return connection.cursor()
+    from django.db.backends.postgresql.base import ServerBindingCursor  # importable only with psycopg installed
+
+    # What connection.cursor() does before wrapping the cursor it creates.
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    connection.validate_thread_sharing()
+    with connection.wrap_database_errors:
+        raw = ServerBindingCursor(connection.connection)
+    return connection.make_debug_cursor(raw) if connection.queries_logged else connection.make_cursor(raw)
 
 
 def _insert_sql(instance: models.Model, connection) -> tuple[str, list]:

@@ -26,7 +26,7 @@ from django.db.models.query import (
     get_related_populators,
 )
 
-from core.bulk_write import UpdateSql, update_sql
+from core.bulk_write import UpdateSql, prepared_cursor, update_sql
 
 __all__ = ["CompiledQuery", "CompiledUpdate"]
 
@@ -110,7 +110,7 @@ class CompiledQuery(_Shape):
 
     def rows(self, *, using: str = "default", **values) -> list:
         compiled = self._for(using, values)
-        with connections[compiled.alias].cursor() as cursor:
+        with prepared_cursor(connections[compiled.alias]) as cursor:
             cursor.execute(compiled.sql, compiled.params_for(values))
             fetched = cursor.fetchall()
         return _materialised(compiled, fetched)
