@@ -283,8 +283,18 @@ def annotator_study_list(*, user) -> list[dict]:
     ]
 
 
+# Read for each of an item's three images, so compiled once (core.compiled_sql): compiling it took about a third of
+# the image request (image p50 6.3 ms before, 4.0 after, against 4.0 ms for the authenticated no-op request).
+_LEASE_OWNED = CompiledQuery(
+    lambda token, user: leases_shown(Lease.objects.filter(token=token, annotator=user), figure=True),
+    token=str,
+    user=int,
+)
+
+
 def lease_owned(*, token: str, user) -> Lease | None:
-    return leases_shown(Lease.objects.filter(token=token, annotator=user), figure=True).first()
+    found = _LEASE_OWNED.rows(token=token, user=user.pk)  # a token names one lease (unique)
+    return found[0] if found else None
 
 
 # --- the blinded item payload -------------------------------------------------------------------
