@@ -7,7 +7,6 @@ here and written to docs/screenshots/.
 """
 
 import io
-import os
 import re
 from pathlib import Path
 from urllib.parse import urlparse
@@ -16,9 +15,8 @@ import pytest
 from django.core.management import call_command
 from django.urls import Resolver404, resolve
 
-from tests.annotation.test_browser import CHROMIUM_ARGS
+from tests.browser import chromium
 
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
@@ -108,20 +106,14 @@ def _crawl_role(page, base: str, role: str, problems: list[str]) -> list[str]:
 
 
 def test_every_role_sees_populated_demo_pages(demo_site):
-    from playwright.sync_api import sync_playwright
-
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     problems, visited = [], {}
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
-        try:
-            for role in ROLES:
-                # bypass_csp: the CSP forbids eval, which wait_for_function needs (the header is tested elsewhere)
-                context = browser.new_context(viewport={"width": 1440, "height": 900}, bypass_csp=True)
-                visited[role] = _crawl_role(context.new_page(), demo_site.url, role, problems)
-                context.close()
-        finally:
-            browser.close()
+    with chromium() as browser:
+        for role in ROLES:
+            # bypass_csp: the CSP forbids eval, which wait_for_function needs (the header is tested elsewhere)
+            context = browser.new_context(viewport={"width": 1440, "height": 900}, bypass_csp=True)
+            visited[role] = _crawl_role(context.new_page(), demo_site.url, role, problems)
+            context.close()
     print(visited)
     print("\n".join(problems))
     assert "/annotate/" in visited["annotator"]

@@ -1,7 +1,6 @@
 """A real browser on the comparison screen: keyboard and mouse votes, undo, skip, and the blinding crawl."""
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -11,20 +10,10 @@ from django.test import Client
 from annotation import services
 from annotation.models import Comparison, Lease
 from tests.annotation.data import PASSWORD, SLUGS, annotator, build_corpus
-
-# Playwright's sync API runs an event loop in this thread; the ORM calls here are plain sync calls.
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+from tests.browser import chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 OUTPUT = Path(__file__).resolve().parent.parent / "output"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 def forbidden_strings(figures, configurations, artifacts) -> set[str]:
@@ -60,19 +49,14 @@ def json_keys(value):
 
 @pytest.fixture
 def browser_page(live_server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
+    with chromium() as browser:
         context = browser.new_context(
             viewport={"width": 1440, "height": 900}, bypass_csp=True
         )  # eval for wait_for_function
-        page = context.new_page()
         try:
-            yield page
+            yield context.new_page()
         finally:
             context.close()
-            browser.close()
 
 
 def test_vote_with_keyboard_and_mouse_undo_skip_and_nothing_leaks(live_server, browser_page):

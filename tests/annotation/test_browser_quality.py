@@ -1,8 +1,6 @@
 """A real browser on issue 15's screens: gate review and rating (keyboard first), calibration with the expert's answer
 revealed, and the coordinator's quality page (exclusion, adjudication)."""
 
-import os
-
 import pytest
 from django.conf import settings
 from django.test import Client
@@ -17,7 +15,6 @@ from tests.annotation.test_browser import OUTPUT, forbidden_strings
 
 browser_page = test_browser.browser_page  # the project's Playwright fixture (Debian's chromium)
 
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -4,7 +4,6 @@ page that logs a console error, fails a request, answers 4xx/5xx or contacts ano
 
 import json
 import math
-import os
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -16,9 +15,7 @@ from annotation import services
 from annotation.models import Comparison
 from core.services import user_create_with_role
 from tests.annotation.data import PASSWORD, SLUGS, annotator, build_corpus
-from tests.annotation.test_browser import CHROMIUM_ARGS
-
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+from tests.browser import chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -52,14 +49,8 @@ class Watch:
 
 @pytest.fixture
 def browser(live_server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with chromium() as launched:
+        yield launched
 
 
 def open_as(browser, live_server, user, watch: Watch):

@@ -1,0 +1,34 @@
+"""Debian's chromium through Playwright, for the browser tests (`playwright install` cannot download a browser here)."""
+
+import contextlib
+import os
+
+# Playwright's sync API runs an event loop in this thread; the ORM calls the tests make beside it are plain sync calls.
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@contextlib.contextmanager
+def chromium():
+    """A headless chromium, closed on exit together with the database connections opened while it ran."""
+    from django.db import connections
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+            # With Playwright's event loop running, Django keeps a connection per context: the one the test's ORM
+            # calls opened in here is not the one pytest-django closes, and left open it kept PostgreSQL from dropping
+            # the test database at the end of the session ("being accessed by other users").
+            connections.close_all()
