@@ -256,20 +256,7 @@ class LibreOfficeRenderer:
             shutil.rmtree(work, ignore_errors=True)
 
     def _convert(self, decks: list[Path], pdf_dir: Path, work: Path) -> _Run:
-        cmd = [
-            self.soffice,
-            f"-env:UserInstallation={self.profile_dir.as_uri()}",
-            "--headless",
-            "--norestore",
-            "--nologo",
-            "--nodefault",
-            "--nolockcheck",
-            "--convert-to",
-            "pdf",
-            "--outdir",
-            str(pdf_dir),
-            *[str(d) for d in decks],
-        ]
+        cmd = pdf_batch_command(self.soffice, self.profile_dir, pdf_dir, decks)
         # A batch makes progress file by file; a single file gets a hard deadline.
         run = _run_watched(
             cmd,
@@ -328,6 +315,24 @@ class LibreOfficeRenderer:
             thumbnail_sha256=hashlib.sha256(thumb_bytes).hexdigest(),
             seconds=0.0,
         )
+
+
+def pdf_batch_command(soffice: str, profile_dir: Path, pdf_dir: Path, decks: list[Path]) -> list[str]:
+    """LibreOffice's own batch conversion of `decks` to PDF in `pdf_dir`, with the profile in `profile_dir`."""
+    return [
+        soffice,
+        f"-env:UserInstallation={profile_dir.as_uri()}",
+        "--headless",
+        "--norestore",
+        "--nologo",
+        "--nodefault",
+        "--nolockcheck",
+        "--convert-to",
+        "pdf",
+        "--outdir",
+        str(pdf_dir),
+        *[str(d) for d in decks],
+    ]
 
 
 def render_pptx(

@@ -34,7 +34,7 @@ from pptx.dml.color import RGBColor
 from pptx.enum.shapes import MSO_CONNECTOR, MSO_SHAPE
 from pptx.util import Inches, Pt
 
-from agents.render import DEFAULT_LONG_EDGE, LibreOfficeRenderer
+from agents.render import DEFAULT_LONG_EDGE, LibreOfficeRenderer, pdf_batch_command
 
 pytestmark = pytest.mark.libreoffice
 
@@ -108,21 +108,8 @@ def _libreoffice_batch_command(decks: list[Path], work: Path) -> list[str]:
     names = []
     for i, deck in enumerate(decks):
         os.link(deck, staged / f"deck-{i:04d}.pptx")
-        names.append(str(staged / f"deck-{i:04d}.pptx"))
-    return [
-        "soffice",
-        f"-env:UserInstallation={(work / 'profile').as_uri()}",
-        "--headless",
-        "--norestore",
-        "--nologo",
-        "--nodefault",
-        "--nolockcheck",
-        "--convert-to",
-        "pdf",
-        "--outdir",
-        str(work / "pdf"),
-        *names,
-    ]
+        names.append(staged / f"deck-{i:04d}.pptx")
+    return pdf_batch_command("soffice", work / "profile", work / "pdf", names)
 
 
 def libreoffice_batches(decks: list[Path], work: Path, count: int = 1) -> float:
