@@ -14,6 +14,7 @@ from annotation import selectors, services
 from annotation.models import Comparison, Lease, Study
 from tests.annotation.data import PASSWORD, SLUGS, annotator, build_corpus, coordinator
 from tests.annotation.test_browser import forbidden_strings
+from tests.pages import without_csrf_tokens
 
 pytestmark = pytest.mark.django_db
 
@@ -184,7 +185,9 @@ def test_study_form_says_what_a_name_may_contain():
     build_corpus(figures=2, configurations=SLUGS[:2])
     client = login(coordinator("coord-form"))
     page = client.post("/coordinate/", {"name": "my study", "configurations": list(SLUGS[:2])}).content.decode()
-    assert "A study name uses letters, digits, hyphens and underscores only" in page and "slug" not in page.lower()
+    text = without_csrf_tokens(page)
+    assert 'name="csrfmiddlewaretoken" value=""' in text  # the tokens were taken out, and only they
+    assert "A study name uses letters, digits, hyphens and underscores only" in text and "slug" not in text.lower()
 
 
 def test_every_gate_reason_has_a_placeholder_message_and_placeholders_frame_as_slides():
