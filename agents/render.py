@@ -9,9 +9,10 @@ LibreOffice's start-up costs more than a conversion, so a ``LibreOfficeRenderer`
 inputs in batches: one ``soffice --convert-to pdf f1 … fN`` per batch, with a private profile
 reused across its batches. Inputs are hard-linked (or copied) into a private directory under
 neutral names, because they are often all called ``output.pptx``. A batch that hangs or dies is
-killed as a whole process group, and every file it did not convert is retried on its own, so a
-single bad file costs only itself. A persistent LibreOffice (UNO) is not used: python-uno is
-importable only from the system interpreter, not from the project's virtualenv.
+killed as a whole process group (``agents/watched_process.py``), and every file it did not convert
+is retried on its own, so a single bad file costs only itself. A persistent LibreOffice (UNO) is
+not used: python-uno is importable only from the system interpreter, not from the project's
+virtualenv.
 
 One renderer per worker process (per core): each has its own profile, so renderers never share
 LibreOffice state. Fault safety:
@@ -35,8 +36,6 @@ import os
 import re
 import secrets
 import shutil
-import signal
-import subprocess
 import tempfile
 import threading
 import time
@@ -51,6 +50,8 @@ import pypdfium2.raw as pdfium_c
 from PIL import Image
 
 from corpus.protocol import RENDER_LONG_EDGE, THUMBNAIL_LONG_EDGE
+
+from .watched_process import ProcessRun, run_watched
 
 # "2": PDFium replaced Poppler as the rasteriser (edge anti-aliasing differs on about 1 % of the
 # pixels, and the short edge is rounded, not rounded up), so renders of version "1" are redone
@@ -71,8 +72,6 @@ REASON_TIMEOUT = "render_timeout"
 # for files about 20 % larger (measured on the render benchmark's decks).
 PNG_COMPRESS_LEVEL = 1
 
-_POLL_SECONDS = 0.05
-_GROUP_EXIT_SECONDS = 5.0
 _NOISE = re.compile(r"javaldx|^convert .* using filter", re.IGNORECASE)
 _STALE_PENDING_LOCK_SECONDS = 60.0
 # PDFium is not thread-safe: renderers used from threads of one process take turns.
@@ -114,15 +113,6 @@ def _failure(reason: str, detail: str, *, pdf_pages: int = 0, seconds: float = 0
         thumbnail_sha256="",
         seconds=seconds,
     )
-
-
-@dataclass(frozen=True)
-class _Run:
-    timed_out: bool
-    returncode: int | None
-    stdout: str
-    stderr: str
-    seconds: float
 
 
 class LibreOfficeRenderer:
@@ -209,7 +199,7 @@ class LibreOfficeRenderer:
         try:
             for out_dir in out_dirs:
                 _clear_outputs(out_dir)
-            runs: list[_Run | None] = [None] * len(inputs)
+            runs: list[ProcessRun | None] = [None] * len(inputs)
             failures: dict[int, Rendering] = {}
             staged: dict[int, Path] = {}
             for i, src in enumerate(inputs):
@@ -255,10 +245,10 @@ class LibreOfficeRenderer:
         finally:
             shutil.rmtree(work, ignore_errors=True)
 
-    def _convert(self, decks: list[Path], pdf_dir: Path, work: Path) -> _Run:
+    def _convert(self, decks: list[Path], pdf_dir: Path, work: Path) -> ProcessRun:
         cmd = pdf_batch_command(self.soffice, self.profile_dir, pdf_dir, decks)
         # A batch makes progress file by file; a single file gets a hard deadline.
-        run = _run_watched(
+        run = run_watched(
             cmd,
             timeout=self.timeout,
             cwd=work,
@@ -273,14 +263,14 @@ class LibreOfficeRenderer:
             self._tmp.mkdir()
         return run
 
-    def _convert_one(self, deck: Path, pdf_dir: Path, work: Path) -> _Run:
+    def _convert_one(self, deck: Path, pdf_dir: Path, work: Path) -> ProcessRun:
         run = self._convert([deck], pdf_dir, work)
         if run.timed_out or (run.returncode or 0) < 0:
             # Killed while writing: PDFium would happily draw a partial PDF, so it is not used.
             _pdf_for(deck, pdf_dir).unlink(missing_ok=True)
         return run
 
-    def _pdf_to_png(self, deck: Path, pdf_dir: Path, run: _Run, out_dir: Path) -> Rendering:
+    def _pdf_to_png(self, deck: Path, pdf_dir: Path, run: ProcessRun, out_dir: Path) -> Rendering:
         pdf = _pdf_for(deck, pdf_dir)
         if not pdf.exists() or pdf.stat().st_size == 0:
             if run.timed_out:
@@ -521,85 +511,3 @@ def _clean_message(text: str, private_dir: Path) -> str:
         if line not in lines:
             lines.append(line)
     return "; ".join(lines)[:500]
-
-
-def _run_watched(
-    cmd: list[str], *, timeout: float, cwd: Path, progress_dir: Path | None = None, env: dict[str, str] | None = None
-) -> _Run:
-    """Run ``cmd`` in its own session; on timeout kill its whole process group.
-
-    With ``progress_dir``, the deadline restarts whenever the command writes to stdout/stderr or
-    a new file appears there, so a batch of N files gets ``timeout`` per file, not in total.
-    """
-    started = time.monotonic()
-    with tempfile.TemporaryFile(dir=cwd) as out, tempfile.TemporaryFile(dir=cwd) as err:
-        proc = subprocess.Popen(
-            cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True
-        )
-        deadline = started + timeout
-        seen = _progress(out, err, progress_dir)
-        timed_out = False
-        try:
-            while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    timed_out = True
-                    break
-                try:
-                    proc.wait(timeout=min(_POLL_SECONDS, remaining))
-                    break
-                except subprocess.TimeoutExpired:
-                    pass
-                if progress_dir is not None:
-                    now_seen = _progress(out, err, progress_dir)
-                    if now_seen != seen:
-                        seen = now_seen
-                        deadline = time.monotonic() + timeout
-        finally:
-            if timed_out or proc.returncode is None:
-                _kill_group(proc)
-        out.seek(0)
-        err.seek(0)
-        stdout = out.read().decode("utf-8", "replace")
-        stderr = err.read().decode("utf-8", "replace")
-    return _Run(timed_out, proc.returncode, stdout, stderr, time.monotonic() - started)
-
-
-def _progress(out, err, progress_dir: Path | None) -> tuple[int, int, int]:
-    files = sum(1 for _ in progress_dir.iterdir()) if progress_dir is not None else 0
-    return os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size, files
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    """SIGKILL the process group (leader not yet reaped, so the id is still ours), then wait
-    until no live member is left. Killed grandchildren are re-parented to init and may stay
-    zombies for a while; they hold nothing, so they do not count."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait()
-    deadline = time.monotonic() + _GROUP_EXIT_SECONDS
-    while time.monotonic() < deadline and _group_has_live_members(proc.pid):
-        time.sleep(0.02)
-
-
-def _group_has_live_members(pgid: int) -> bool:
-    proc_root = Path("/proc")
-    if not proc_root.is_dir():  # not Linux: fall back to "any member, zombie or not"
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-    for entry in proc_root.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[-1].split()  # state ppid pgrp ...
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
-            return True
-    return False

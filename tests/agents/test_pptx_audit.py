@@ -197,7 +197,7 @@ def test_a_public_dtd_is_never_loaded(tmp_path):
 )
 def test_a_cut_prolog_asks_for_more_never_passes_early(xml, verdict):
     # the gate reads a member's head and grows it ×8 while the verdict is "more"
-    from agents.pptx_audit import _prolog_verdict
+    from agents.xml_safety import prolog_verdict as _prolog_verdict
 
     assert _prolog_verdict(xml) == verdict
     assert {_prolog_verdict(xml[:k]) for k in range(1, len(xml))} <= {"more", verdict}
