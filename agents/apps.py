@@ -16,14 +16,9 @@ class AgentsConfig(AppConfig):
             load=exchange.artifacts_load,
             order=study_exchange.ORDER_ARTIFACTS,
         )
-        from core.sample_data import ORDER_ARTIFACTS, register_sample_loader
-        from core.tables import register_table, register_table_note
+        from core.tables import register_table
 
         from . import selectors
-        from .sample_data import demo_table_note, load_sample_corpus_and_artifacts
-
-        register_sample_loader("agents", load_sample_corpus_and_artifacts, order=ORDER_ARTIFACTS)
-        register_table_note(demo_table_note)
 
         register_table("configurations", selectors.configurations_table, title="Agent configurations")
         register_table(

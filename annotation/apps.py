@@ -15,13 +15,9 @@ class AnnotationConfig(AppConfig):
         study_exchange.register_study_part(
             "annotation", export=exchange.study_export, load=exchange.study_load, order=study_exchange.ORDER_STUDIES
         )
-        from core.sample_data import ORDER_STUDIES, register_sample_loader
         from core.tables import register_table
 
         from . import selectors
-        from .sample_data import load_sample_study
-
-        register_sample_loader("annotation", load_sample_study, order=ORDER_STUDIES)
 
         register_table(
             "comparisons",

@@ -9,14 +9,13 @@ def roles(request):
 
 
 def demo(request):
-    """Whether the synthetic demo (core/demo_bundle) is loaded, for the banner and table captions (issue 13)."""
-    from agents import selectors as agent_selectors
-    from core import demo_bundle
+    """Whether the synthetic demo (demo/bundle) is loaded, for the banner and table captions (issue 13)."""
+    from demo import bundled, selectors
 
     try:
-        loaded = agent_selectors.configurations_by_slugs(slugs=demo_bundle.configuration_slugs()[:1])
+        loaded = selectors.demo_loaded()
     except DatabaseError:  # an error page drawn while the database is down (or not migrated) still renders
-        loaded = []
+        loaded = False
     if not loaded:
         return {"demo": None}
-    return {"demo": {"note": demo_bundle.SYNTHETIC_NOTE, "strengths": demo_bundle.stated_strengths()}}
+    return {"demo": {"note": bundled.SYNTHETIC_NOTE, "strengths": bundled.stated_strengths()}}

@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "scoring",
     "annotation",
     "bt_elo",
+    "demo",
 ]
 
 MIDDLEWARE = [

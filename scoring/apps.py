@@ -16,12 +16,7 @@ class ScoringConfig(AppConfig):
             load=exchange.judge_records_load,
             order=study_exchange.ORDER_SCORES,
         )
-        from core.sample_data import ORDER_SCORES, register_sample_loader
         from core.tables import register_table
-
-        from .sample_data import load_pptbench_sample
-
-        register_sample_loader("scoring", load_pptbench_sample, order=ORDER_SCORES)
 
         from . import selectors as s
 

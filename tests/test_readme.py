@@ -1,5 +1,5 @@
 """Every command the README shows runs: the `python manage.py` lines of its ```sh blocks, in order, against a
-temporary database (the test database), from a directory where `core/demo_bundle` is the bundled demo.
+temporary database (the test database), from a directory where `demo/bundle` is the bundled demo.
 
 Blocks that say "not run by the README test" need a server (a judge endpoint, Docker); `make run` itself is checked by
 .ci/make-run-check and `build_demo` (LibreOffice, two minutes) by tests/core/test_demo_bundle.py's pieces.
@@ -63,8 +63,8 @@ def test_every_command_in_the_readme_is_a_real_command():
 @pytest.mark.django_db
 def test_readme_commands_run_in_order(tmp_path, monkeypatch, settings):
     settings.MEDIA_ROOT = tmp_path / "media"
-    (tmp_path / "core").mkdir()
-    (tmp_path / "core" / "demo_bundle").symlink_to(ROOT / "core" / "demo_bundle")
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / "bundle").symlink_to(ROOT / "demo" / "bundle")
     monkeypatch.chdir(tmp_path)
     commands = manage_commands()
     names = [argv[0] for argv in commands]

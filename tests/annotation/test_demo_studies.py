@@ -1,4 +1,4 @@
-"""The demo bundle's gate reviews and ratings (core.demo_generator) load through the real importers, and the tables
+"""The demo bundle's gate reviews and ratings (demo.generator) load through the real importers, and the tables
 recover what the generator put in: reviewers who slip 8 % of the time agree strongly; ratings track the judge."""
 
 import pandas as pd
@@ -10,8 +10,10 @@ from agents.services import artifacts_import
 from annotation import selectors
 from annotation.services.gate_reviews import gate_reviews_import
 from annotation.services.ratings import ratings_import
-from core import demo_generator
 from corpus.services import corpus_import
+from demo.generator.gate_reviews import GATE_REVIEWERS
+from demo.generator.ratings import RATING_AXES
+from demo.generator.writer import generate_demo
 
 pytestmark = pytest.mark.django_db
 
@@ -19,7 +21,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo")
-    return out, demo_generator.generate_demo(out)
+    return out, generate_demo(out)
 
 
 def test_demo_gate_reviews_and_ratings_import_and_tabulate(bundle):
@@ -33,7 +35,7 @@ def test_demo_gate_reviews_and_ratings_import_and_tabulate(bundle):
     table = selectors.gate_review_agreement_frame(study="gate-review").set_index(["reviewer_a", "reviewer_b"])
     raw = pd.read_csv(out / "gate_reviews.csv")
     wide = raw.pivot_table(index=["task_id", "configuration"], columns="reviewer", values="gate_fail", aggfunc="last")
-    first, second = demo_generator.GATE_REVIEWERS[:2]
+    first, second = GATE_REVIEWERS[:2]
     row = table.loc[(first, second)]
     assert row["n"] == 80
     assert row["kappa"] == pytest.approx(cohen_kappa_score(wide[first], wide[second]))
@@ -58,7 +60,7 @@ def test_demo_gate_reviews_and_ratings_import_and_tabulate(bundle):
     ratings = ratings_import(path=out / "ratings.csv")
     assert ratings.rejected == [] and ratings.created == 6 * 10 * (2 + 3) * 2
     agreement = selectors.rating_agreement_frame(study="ratings").set_index("axis")
-    assert set(agreement.index) == set(demo_generator.RATING_AXES)
+    assert set(agreement.index) == set(RATING_AXES)
     assert (agreement["n"] == 60).all() and (agreement["spearman"] > 0.5).all()
     consistency = selectors.rating_consistency_frame(study="ratings")
     assert (consistency["n"] == 60).all() and (consistency["majority_agreement"] > 0.5).all()

@@ -1,4 +1,4 @@
-"""The bundled demo (core/demo_bundle) is what the generator and the app's pipeline produce, and `make run`'s loader
+"""The bundled demo (demo/bundle) is what the generator and the app's pipeline produce, and `make run`'s loader
 turns it into a populated `demo` study: every table the issue names is non-empty, the Elo order is the stated one."""
 
 import hashlib
@@ -12,9 +12,9 @@ from django.core.management import call_command
 from PIL import Image
 
 from agents import render
-from agents.demo_build import artifact_hashes
-from core import demo_bundle
-from core.demo_generator import generate_demo
+from demo import bundled as demo_bundle
+from demo.build import artifact_hashes
+from demo.generator.writer import generate_demo
 
 INDEX = demo_bundle.bundle_index()
 
@@ -56,9 +56,7 @@ def test_every_passing_deck_has_its_bundled_rendering():
 
 
 def test_bundle_stays_small():
-    total = sum(
-        p.stat().st_size for p in demo_bundle.BUNDLE_DIR.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-    )
+    total = sum(p.stat().st_size for p in demo_bundle.BUNDLE_DIR.rglob("*") if p.is_file())
     print(f"demo bundle: {total / 1e6:.2f} MB")
     assert total < 8_000_000
 

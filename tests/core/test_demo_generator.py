@@ -18,10 +18,11 @@ from scipy.stats import spearmanr
 from agents.configurations import configuration_pairs, parse_configurations
 from agents.pptx_audit import audit_pptx
 from agents.runlog import parse_run_log
-from core.demo_generator import CONFIGURATIONS, RUBRIC_MAXIMA, generate_demo
 from corpus.manifest import parse_manifest_line
 from corpus.protocol import FLATTEN_CAP, OUTCOMES
 from corpus.protocol import RUBRIC_MAXIMA as PROTOCOL_MAXIMA
+from demo.generator.configurations import CONFIGURATIONS, RUBRIC_MAXIMA
+from demo.generator.writer import generate_demo
 from scoring.rubric import load_rubric, validate_reply
 
 FIELDS = frozenset({"cs.AI", "cs.CL", "cs.CV", "cs.LG"})
@@ -60,7 +61,11 @@ def test_same_seed_same_bytes(demo, tmp_path):
 
 
 def test_module_is_pure():
-    code = "import sys, core.demo_generator; print(sorted(m for m in sys.modules if m.split('.')[0] in {'django', 'rest_framework', 'celery'}))"
+    code = (
+        "import pkgutil, sys, demo.generator, demo.bundled, demo.build\n"
+        "for module in pkgutil.iter_modules(demo.generator.__path__, 'demo.generator.'): __import__(module.name)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in {'django', 'rest_framework', 'celery'}))"
+    )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path(__file__).parents[2]
     )

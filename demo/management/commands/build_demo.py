@@ -1,4 +1,4 @@
-"""Regenerate the bundled demo study (core/demo_bundle): generate, audit, render with LibreOffice."""
+"""Regenerate the bundled demo study (demo/bundle): generate, audit, render with LibreOffice."""
 
 from pathlib import Path
 
@@ -6,17 +6,17 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from agents import render
-from agents.demo_build import build_demo_bundle
-from core import demo_bundle
-from core.demo_generator import DEFAULT_FIGURES, DEFAULT_SEED
+from demo import bundled
+from demo.build import build_demo_bundle
+from demo.generator.configurations import DEFAULT_FIGURES, DEFAULT_SEED
 
 
 class Command(BaseCommand):
-    help = "Regenerate core/demo_bundle/ (synthetic demo study) with the app's audit and LibreOffice renderer."
+    help = "Regenerate demo/bundle/ (synthetic demo study) with the app's audit and LibreOffice renderer."
 
     def add_arguments(self, parser):
         parser.add_argument(
-            "--out", default=str(demo_bundle.BUNDLE_DIR), help="bundle directory (default: the bundled one)"
+            "--out", default=str(bundled.BUNDLE_DIR), help="bundle directory (default: the bundled one)"
         )
         parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
         parser.add_argument("--figures", type=int, default=DEFAULT_FIGURES)
@@ -25,7 +25,7 @@ class Command(BaseCommand):
         renderer = render.LibreOfficeRenderer(
             soffice=settings.REFIG["SOFFICE_BINARY"],
             timeout=settings.REFIG["RENDER_TIMEOUT_SECONDS"],
-            long_edge=demo_bundle.RENDER_LONG_EDGE,
+            long_edge=bundled.RENDER_LONG_EDGE,
         )
         with renderer:
             built = build_demo_bundle(Path(out), renderer=renderer, seed=seed, figures=figures)

@@ -1,6 +1,6 @@
-"""Build the bundled demo (core/demo_bundle) with the app's own pipeline: generate, audit, render. Pure: no Django.
+"""Build the bundled demo (demo/bundle) with the app's own pipeline: generate, audit, render. Pure: no Django.
 
-`build_demo_bundle(out_dir, renderer=...)` runs core.demo_generator, audits every deck with agents.pptx_audit and
+`build_demo_bundle(out_dir, renderer=...)` runs demo.generator, audits every deck with agents.pptx_audit and
 renders the ones that pass with agents.render (LibreOffice), then writes the renderings and bundle.json beside the
 generator's files. The same seed and the same LibreOffice give the same bytes.
 """
@@ -14,10 +14,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from core import demo_bundle
-from core.demo_generator import CONFIGURATIONS, DEFAULT_FIGURES, DEFAULT_SEED, generate_demo
+from agents import pptx_audit, render
 
-from . import pptx_audit, render
+from . import bundled
+from .generator.configurations import CONFIGURATIONS, DEFAULT_FIGURES, DEFAULT_SEED
+from .generator.writer import generate_demo
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ def artifact_hashes(root: Path, task_ids, *, renderings: dict[str, bytes] | None
                 audit = pptx_audit.audit_pptx(deck)
                 entry["pptx_sha256"] = hashlib.sha256(deck.read_bytes()).hexdigest()
                 entry["audit_passed"] = bool(audit.gate_passed)
-                entry["audit_sha256"] = demo_bundle.audit_sha256(audit.summary())
+                entry["audit_sha256"] = bundled.audit_sha256(audit.summary())
             out[f"{configuration.slug}/{task_id}"] = entry
     return out
 
@@ -52,7 +53,7 @@ def build_demo_bundle(
     seed: int = DEFAULT_SEED,
     figures: int = DEFAULT_FIGURES,
 ) -> BuiltBundle:
-    """Regenerate the bundle under out_dir (everything but __init__.py is replaced)."""
+    """Regenerate the bundle under out_dir (everything in it is replaced)."""
     out_dir = Path(out_dir)
     with tempfile.TemporaryDirectory(prefix="refig-demo-build-") as tmp:
         staging = Path(tmp) / "bundle"
@@ -67,35 +68,33 @@ def build_demo_bundle(
             if not result.ok:
                 artifacts[key]["render_failed"] = f"{result.reason}: {result.detail}"
                 continue
-            png = demo_bundle.bundle_png(result.png_path.read_bytes())
-            target = demo_bundle.render_path(artifacts[key]["pptx_sha256"], staging)
+            png = bundled.bundle_png(result.png_path.read_bytes())
+            target = bundled.render_path(artifacts[key]["pptx_sha256"], staging)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(png)
             artifacts[key]["render_sha256"] = hashlib.sha256(png).hexdigest()
             rendered += 1
         index = {
             "synthetic": True,
-            "note": demo_bundle.SYNTHETIC_NOTE,
+            "note": bundled.SYNTHETIC_NOTE,
             "seed": seed,
             "figures": figures,
-            "study": demo_bundle.DEMO_STUDY,
+            "study": bundled.DEMO_STUDY,
             "render": {
-                "long_edge": demo_bundle.RENDER_LONG_EDGE,
-                "colours": demo_bundle.RENDER_COLOURS,
+                "long_edge": bundled.RENDER_LONG_EDGE,
+                "colours": bundled.RENDER_COLOURS,
                 "render_version": render.RENDER_VERSION,
             },
-            "files": demo_bundle.file_hashes(staging),
+            "files": bundled.file_hashes(staging),
             "artifacts": artifacts,
         }
-        (staging / demo_bundle.INDEX_NAME).write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
+        (staging / bundled.INDEX_NAME).write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
         out_dir.mkdir(parents=True, exist_ok=True)
         for child in out_dir.iterdir():
-            if child.name in ("__init__.py", "__pycache__"):
-                continue
             shutil.rmtree(child) if child.is_dir() else child.unlink()
         for child in staging.iterdir():
             shutil.move(str(child), out_dir / child.name)
-    total = sum(p.stat().st_size for p in out_dir.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    total = sum(p.stat().st_size for p in out_dir.rglob("*") if p.is_file())
     return BuiltBundle(
         out_dir=out_dir,
         artifacts=len(artifacts),

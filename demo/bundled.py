@@ -1,10 +1,12 @@
-"""The bundled synthetic demo study (issue 13): the generator's files plus their renderings. Pure: no Django.
+"""Where the bundled synthetic demo study is (demo/bundle/, data, not code) and how it is read (issue 13). Pure: no
+Django.
 
-`make run` loads this directory through the app's own importers, so it needs no LibreOffice. It is written by
-`python manage.py build_demo` (agents/demo_build.py), which runs core.demo_generator, audits every deck and renders
-it with LibreOffice. Layout:
+`make run` loads the bundle through the app's own importers, so it needs no LibreOffice. It is written by
+`python manage.py build_demo` (demo/build.py), which runs demo.generator, audits every deck and renders it with
+LibreOffice. Layout:
 
-    manifest.jsonl, images/, configurations.toml, runs/, judge.jsonl, battles.csv, summary.json, DEMO.md
+    manifest.jsonl, images/, configurations.toml, runs/, judge.jsonl, battles.csv, gate_reviews.csv, ratings.csv,
+    summary.json, DEMO.md         the generator's files
     renders/<pptx sha256>.png     the rendering of every deck that passes the audit (palette PNG, RENDER_LONG_EDGE)
     bundle.json                   the seed, the render settings, a SHA-256 per file and per artifact
                                   (pptx, audit, render), which tests compare with a fresh generator run
@@ -23,14 +25,16 @@ from pathlib import Path
 
 from PIL import Image
 
-BUNDLE_DIR = Path(__file__).resolve().parent
+BUNDLE_DIR = Path(__file__).resolve().parent / "bundle"
 INDEX_NAME = "bundle.json"
 RENDERS_DIR = "renders"
 # Smaller than the app's 1600 px and reduced to a palette so ~270 renderings stay a few MB in git.
 RENDER_LONG_EDGE = 640
 RENDER_COLOURS = 64
 DEMO_STUDY = "demo"
-SYNTHETIC_NOTE = "synthetic demo data (core/demo_bundle, made by core/demo_generator.py): no figure, model, judge or annotator is real"
+SYNTHETIC_NOTE = (
+    "synthetic demo data (demo/bundle, made by demo/generator): no figure, model, judge or annotator is real"
+)
 
 
 def audit_sha256(summary: dict | None) -> str:
@@ -89,10 +93,9 @@ def render_path(pptx_sha256: str, bundle_dir: Path = BUNDLE_DIR) -> Path:
 def file_hashes(root: Path) -> dict[str, str]:
     """SHA-256 of every file under root except bundle.json and the renderings, by POSIX path relative to root."""
     root = Path(root)
-    skip = {INDEX_NAME, "__init__.py"}
     hashes = {}
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root).as_posix()
-        if path.is_file() and relative not in skip and not relative.startswith((RENDERS_DIR + "/", "__pycache__/")):
+        if path.is_file() and relative != INDEX_NAME and not relative.startswith(RENDERS_DIR + "/"):
             hashes[relative] = hashlib.sha256(path.read_bytes()).hexdigest()
     return hashes

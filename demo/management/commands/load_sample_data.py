@@ -1,10 +1,10 @@
-"""What `make run` loads: sample accounts, and the real sample data that ships with the repository."""
+"""What `make run` loads: sample accounts, and the synthetic demo (with PPTBench's scores when a copy is present)."""
 
 from django.core.management.base import BaseCommand
 
 from core.roles import ROLES
-from core.sample_data import sample_loaders
 from core.services import user_create_with_role
+from demo.sample_data import SAMPLE_LOADERS
 
 SAMPLE_PASSWORD = "refig-sample"
 
@@ -21,8 +21,8 @@ class Command(BaseCommand):
                 user_create_with_role(username=role, password=SAMPLE_PASSWORD, role=role)
         if not User.objects.filter(username="admin").exists():
             User.objects.create_superuser("admin", "", SAMPLE_PASSWORD)
-        for loader in sample_loaders():
-            message = loader.load()
+        for load in SAMPLE_LOADERS:
+            message = load()
             if message:
                 self.stdout.write(message)
         self.stdout.write(f"sample accounts: {', '.join(ROLES)}, admin (password {SAMPLE_PASSWORD!r})")

@@ -1,0 +1,15 @@
+from django.apps import AppConfig
+
+
+class DemoConfig(AppConfig):
+    """The synthetic demo (issue 13): its generator, its bundle and `make run`'s loaders. It sits on top of every
+    other app; only config refers to it."""
+
+    name = "demo"
+
+    def ready(self) -> None:
+        from core.tables import register_table_note
+
+        from .selectors import demo_table_note
+
+        register_table_note(demo_table_note)
