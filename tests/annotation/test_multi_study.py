@@ -12,6 +12,7 @@ from PIL import Image
 from agents.models import GateReason
 from annotation import selectors, services
 from annotation.models import Comparison, Lease, Study
+from annotation.selectors.images import _placeholder_png
 from tests.annotation.data import PASSWORD, SLUGS, annotator, build_corpus, coordinator
 from tests.annotation.test_browser import forbidden_strings
 from tests.pages import without_csrf_tokens
@@ -192,7 +193,7 @@ def test_study_form_says_what_a_name_may_contain():
 
 def test_every_gate_reason_has_a_placeholder_message_and_placeholders_frame_as_slides():
     assert set(selectors.PLACEHOLDER_TEXT) == set(GateReason.values)
-    png = selectors._placeholder_png(*selectors.PLACEHOLDER_TEXT["missing"])
+    png = _placeholder_png(*selectors.PLACEHOLDER_TEXT["missing"])
     with Image.open(io.BytesIO(png)) as image:
         assert image.size == (1600, 900)  # 16:9 like a rendered slide
         # legible: large dark glyphs cover a real share of the canvas (the old one was a line of 11 px text)
@@ -212,7 +213,7 @@ def test_missing_deck_placeholder_is_served_in_its_place():
     failed.save()
     side = "a" if (lease.left_is_x == (failed == lease.item.artifact_x)) else "b"
     body = login(user).get(f"/annotate/img/{lease.token}/{side}").content
-    assert body == selectors._placeholder_png(*selectors.PLACEHOLDER_TEXT["missing"])
+    assert body == _placeholder_png(*selectors.PLACEHOLDER_TEXT["missing"])
 
 
 def test_the_new_annotator_pages_name_studies_but_never_configurations(two_studies):
