@@ -10,6 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CONFIGURATION_FIELDS: tuple[str, ...] = ("slug", "model", "harness", "workflow", "reasoning_effort", "label")
+# Anything else a configuration varies on (a version, a prompt, a runtime image): a table of short strings.
+ATTRIBUTES_FIELD = "attributes"
+# What makes two configurations different designs: a workflow effect pairs configurations equal in all but the workflow.
+DESIGN_FIELDS: tuple[str, ...] = ("model", "harness", "workflow", "reasoning_effort", ATTRIBUTES_FIELD)
+# Reasoning effort levels, lowest first (the providers' names); a configuration file may declare its own order.
+EFFORT_ORDER: tuple[str, ...] = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,79}$")
 
 
@@ -25,6 +31,8 @@ class ConfigurationSpec:
     workflow: str
     reasoning_effort: str
     label: str
+    attributes: tuple[tuple[str, str], ...] = ()
+    effort_rank: int = 0
 
 
 @dataclass(frozen=True)
@@ -34,8 +42,31 @@ class ConfigurationPair:
     kind: str  # "within": differ only in workflow; otherwise "across"
 
 
+def attributes_text(attributes) -> str:
+    """One canonical text for a configuration's other attributes ("" for none), so they group and compare as one value."""
+    items = sorted(dict(attributes or {}).items())
+    return "; ".join(f"{key}={value}" for key, value in items)
+
+
+def effort_rank(effort: str, order: tuple[str, ...] = EFFORT_ORDER) -> int:
+    """Position of an effort level in ``order``; a level the order does not name sorts after every named one."""
+    return order.index(effort) if effort in order else len(order)
+
+
+def _effort_order(data: dict, path: Path) -> tuple[str, ...]:
+    declared = data.get("effort_order")
+    if declared is None:
+        return EFFORT_ORDER
+    if not isinstance(declared, list) or not declared or not all(isinstance(v, str) and v.strip() for v in declared):
+        raise ConfigurationFileError(f"{path}: effort_order: expected a non-empty list of effort names, lowest first")
+    if len(set(declared)) != len(declared):
+        raise ConfigurationFileError(f"{path}: effort_order: an effort is named twice")
+    return tuple(v.strip() for v in declared)
+
+
 def parse_configurations(path: Path) -> list[ConfigurationSpec]:
-    """Read `{"configurations": [...]}` (JSON) or `[[configurations]]` (TOML); errors name the entry and field."""
+    """Read `{"configurations": [...]}` (JSON) or `[[configurations]]` (TOML). Every problem of the file is reported at
+    once, each naming the entry and field; an optional top-level `effort_order` lists effort levels lowest first."""
     text = path.read_bytes()
     try:
         data = tomllib.loads(text.decode("utf-8")) if path.suffix.lower() == ".toml" else json.loads(text)
@@ -44,32 +75,64 @@ def parse_configurations(path: Path) -> list[ConfigurationSpec]:
     entries = data.get("configurations") if isinstance(data, dict) else None
     if not isinstance(entries, list) or not entries:
         raise ConfigurationFileError(f"{path}: expected a non-empty 'configurations' list")
+    order = _effort_order(data, path)
     specs: list[ConfigurationSpec] = []
+    problems: list[str] = []
     seen: set[str] = set()
     for number, entry in enumerate(entries, start=1):
         where = f"{path}: configuration {number}"
         if not isinstance(entry, dict):
-            raise ConfigurationFileError(f"{where}: expected an object")
-        for name in entry:
-            if name not in CONFIGURATION_FIELDS:
-                raise ConfigurationFileError(f"{where} {name}: unknown field")
+            problems.append(f"{where}: expected an object")
+            continue
+        found = [
+            f"{where} {name}: unknown field" for name in entry if name not in (*CONFIGURATION_FIELDS, ATTRIBUTES_FIELD)
+        ]
         for name in CONFIGURATION_FIELDS:
             value = entry.get(name)
             if not isinstance(value, str) or not value.strip():
-                raise ConfigurationFileError(f"{where} {name}: missing or empty")
-        if not SLUG.match(entry["slug"]):
-            raise ConfigurationFileError(
-                f"{where} slug: {entry['slug']!r} is not a slug (lower-case letters, digits, . _ -)"
+                found.append(f"{where} {name}: missing or empty")
+        attributes = entry.get(ATTRIBUTES_FIELD, {})
+        if not isinstance(attributes, dict) or not all(
+            isinstance(v, str | int | float) and not isinstance(v, bool) for v in attributes.values()
+        ):
+            found.append(f"{where} {ATTRIBUTES_FIELD}: expected a table of names to short texts (a version, a prompt)")
+        slug = entry.get("slug")
+        if isinstance(slug, str) and slug.strip():
+            if not SLUG.match(slug):
+                found.append(f"{where} slug: {slug!r} is not a slug (lower-case letters, digits, . _ -)")
+            elif slug in seen:
+                found.append(f"{where} slug: duplicate {slug!r}")
+            seen.add(slug)
+        if found:
+            problems.extend(found)
+            continue
+        fields = {name: entry[name].strip() for name in CONFIGURATION_FIELDS}
+        specs.append(
+            ConfigurationSpec(
+                **fields,
+                attributes=tuple(sorted((str(k), str(v).strip()) for k, v in attributes.items())),
+                effort_rank=effort_rank(fields["reasoning_effort"], order),
             )
-        if entry["slug"] in seen:
-            raise ConfigurationFileError(f"{where} slug: duplicate {entry['slug']!r}")
-        seen.add(entry["slug"])
-        specs.append(ConfigurationSpec(**{name: entry[name].strip() for name in CONFIGURATION_FIELDS}))
+        )
+    if problems:
+        raise ConfigurationFileError("\n".join(problems))
     return specs
 
 
+def design_key(spec: ConfigurationSpec, *, without: str) -> tuple:
+    """Everything that makes ``spec`` the design it is, except the one attribute a comparison varies."""
+    values = {
+        "model": spec.model,
+        "harness": spec.harness,
+        "workflow": spec.workflow,
+        "reasoning_effort": spec.reasoning_effort,
+        ATTRIBUTES_FIELD: attributes_text(dict(spec.attributes)),
+    }
+    return tuple(values[name] for name in DESIGN_FIELDS if name != without)
+
+
 def pair_kind(a: ConfigurationSpec, b: ConfigurationSpec) -> str:
-    same_except_workflow = (a.model, a.harness, a.reasoning_effort) == (b.model, b.harness, b.reasoning_effort)
+    same_except_workflow = design_key(a, without="workflow") == design_key(b, without="workflow")
     return "within" if same_except_workflow and a.workflow != b.workflow else "across"
 
 

@@ -10,13 +10,17 @@ RENDER_REASONS = (GateReason.RENDER_FAILED, GateReason.RENDER_TIMEOUT)
 
 
 class Configuration(models.Model):
-    """An agent configuration: (model, harness, workflow, reasoning effort)."""
+    """An agent configuration: (model, harness, workflow, reasoning effort) and any other attributes it varies on."""
 
     slug = models.SlugField(max_length=80, unique=True)
     model = models.CharField(max_length=120)
     harness = models.CharField(max_length=120)
     workflow = models.CharField(max_length=60)
     reasoning_effort = models.CharField(max_length=40)
+    # Where this effort sits among the levels (agents.configurations.EFFORT_ORDER, or the file's effort_order).
+    effort_rank = models.PositiveSmallIntegerField(default=0)
+    # Whatever else the configuration varies on (a version, a prompt): names to short texts.
+    attributes = models.JSONField(default=dict, blank=True)
     label = models.CharField(max_length=200)
     position = models.PositiveIntegerField(default=0, help_text="order of declaration")
     # "refig" for the agents of this study's run layout; "pptbench" for configurations that only

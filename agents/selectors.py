@@ -7,7 +7,7 @@ import pandas as pd
 from django.db.models import Case, CharField, Count, F, Func, Max, Q, QuerySet, Subquery, Value, When
 from django.db.models.functions import Cast, Coalesce, Concat
 
-from .configurations import ConfigurationSpec, configuration_pairs
+from .configurations import ConfigurationSpec, attributes_text, configuration_pairs
 from .models import Artifact, Configuration
 from .pptx_audit import AUDIT_COUNTS, AUDIT_RATIOS, SUMMARY_KEYS
 
@@ -42,16 +42,31 @@ def configuration_specs(*, slugs: list[str] | None = None) -> list[Configuration
             workflow=c.workflow,
             reasoning_effort=c.reasoning_effort,
             label=c.label,
+            attributes=tuple(sorted(c.attributes.items())),
+            effort_rank=c.effort_rank,
         )
         for c in configurations
     ]
 
 
+CONFIGURATION_FRAME_COLUMNS = (
+    "slug",
+    "model",
+    "harness",
+    "workflow",
+    "reasoning_effort",
+    "effort_rank",
+    "attributes",
+    "label",
+    "position",
+)
+
+
 def configuration_frame() -> pd.DataFrame:
-    rows = list(
-        configuration_list().values("slug", "model", "harness", "workflow", "reasoning_effort", "label", "position")
-    )
-    return pd.DataFrame(rows, columns=["slug", "model", "harness", "workflow", "reasoning_effort", "label", "position"])
+    rows = list(configuration_list().values(*CONFIGURATION_FRAME_COLUMNS))
+    frame = pd.DataFrame(rows, columns=list(CONFIGURATION_FRAME_COLUMNS))
+    frame["attributes"] = frame["attributes"].map(attributes_text)
+    return frame
 
 
 def configuration_pairs_frame(*, slugs: list[str] | None = None) -> pd.DataFrame:
@@ -219,7 +234,16 @@ def artifact_ids_by_key() -> dict[tuple[str, str], int]:
 
 
 # What scoring reads of an artifact's configuration (artifact_scoring_frame; artifacts_state watches them).
-SCORING_CONFIGURATION_FIELDS = ("slug", "model", "harness", "workflow", "position")
+SCORING_CONFIGURATION_FIELDS = (
+    "slug",
+    "model",
+    "harness",
+    "workflow",
+    "reasoning_effort",
+    "attributes",
+    "effort_rank",
+    "position",
+)
 
 
 def artifact_scoring_frame() -> pd.DataFrame:
@@ -232,21 +256,20 @@ def artifact_scoring_frame() -> pd.DataFrame:
         "gate_passed",
         "cap",
     )
-    return pd.DataFrame(
+    frame = pd.DataFrame(
         list(rows),
         columns=[
             "artifact_id",
             "configuration",
-            "model",
-            "harness",
-            "workflow",
-            "position",
+            *SCORING_CONFIGURATION_FIELDS[1:],
             "task_id",
             "field",
             "gate_passed",
             "cap",
         ],
     )
+    frame["attributes"] = frame["attributes"].map(attributes_text)  # one comparable value per design
+    return frame
 
 
 def artifact_for_judging(*, pk: int) -> Artifact:

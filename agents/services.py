@@ -28,7 +28,7 @@ from corpus import selectors as corpus_selectors
 from corpus.image_facts import file_sha256
 
 from . import pptx_audit, render
-from .configurations import ConfigurationSpec, parse_configurations
+from .configurations import ConfigurationSpec, effort_rank, parse_configurations
 from .models import RENDER_REASONS, Artifact, Configuration, GateReason
 from .runlog import parse_run_log
 
@@ -43,24 +43,36 @@ class ConfigurationConflict(Conflict):
 
 
 def configurations_declare(*, specs: Sequence[ConfigurationSpec]) -> list[Configuration]:
-    """Create the declared configurations; a known slug must keep its (model, harness, workflow, effort)."""
+    """Create the declared configurations; a known slug must keep its design (model, harness, workflow, effort and
+    other attributes)."""
     configurations = []
     with transaction.atomic():
         for position, spec in enumerate(specs):
             existing = Configuration.objects.filter(slug=spec.slug).first()
-            identity = (spec.model, spec.harness, spec.workflow, spec.reasoning_effort)
+            identity = (spec.model, spec.harness, spec.workflow, spec.reasoning_effort, dict(spec.attributes))
             if existing is not None:
-                stored = (existing.model, existing.harness, existing.workflow, existing.reasoning_effort)
+                stored = (
+                    existing.model,
+                    existing.harness,
+                    existing.workflow,
+                    existing.reasoning_effort,
+                    existing.attributes,
+                )
                 if stored != identity:
                     raise ConfigurationConflict(
                         f"configuration {spec.slug}: declared as {identity}, stored as {stored}; a slug names one configuration for good"
                     )
-                if (existing.label, existing.position) != (spec.label, position):
-                    existing.label, existing.position = spec.label, position
-                    existing.save(update_fields=["label", "position"])
+                if (existing.label, existing.position, existing.effort_rank) != (
+                    spec.label,
+                    position,
+                    spec.effort_rank,
+                ):
+                    existing.label, existing.position, existing.effort_rank = spec.label, position, spec.effort_rank
+                    existing.save(update_fields=["label", "position", "effort_rank"])
                 configurations.append(existing)
             else:
-                configurations.append(Configuration.objects.create(position=position, **spec.__dict__))
+                fields = {**spec.__dict__, "attributes": dict(spec.attributes)}
+                configurations.append(Configuration.objects.create(position=position, **fields))
     return configurations
 
 
@@ -76,6 +88,7 @@ def configuration_ensure_external(*, slug: str, model: str, reasoning_effort: st
             harness=suite,
             workflow=suite,
             reasoning_effort=reasoning_effort,
+            effort_rank=effort_rank(reasoning_effort),
             label=slug,
             suite=suite,
             position=position,
@@ -405,7 +418,7 @@ def _store_render_files(artifact: Artifact, *, png: bytes, thumbnail: bytes, wid
 
 
 def artifact_rendering_attach(*, artifact: Artifact, png: bytes, thumbnail: bytes, width: int, height: int) -> Artifact:
-    """Store a rendering made elsewhere (the bundled demo's, made by agents/demo_build.py with this renderer) as this
+    """Store a rendering made elsewhere (the bundled demo's, made by demo/build.py with this renderer) as this
     audited artifact's current one, exactly as artifacts_render would; the gate follows."""
     if not artifact.audit_passed:
         raise Invalid(f"artifact {artifact.pk} did not pass the audit, so it has no rendering")

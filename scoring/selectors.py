@@ -261,16 +261,23 @@ def score_stability(*, judge: str | None = None, run: str | None = None) -> stab
     )
 
 
+def _stability_part(part: str, judge: str | None, run: str | None) -> pd.DataFrame:
+    result = score_stability(judge=judge, run=run)
+    table = getattr(result, part).copy()
+    table.attrs["notes"] = list(result.skipped)  # judge runs a ranking cannot be drawn from, and why
+    return table
+
+
 def score_stability_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
-    return score_stability(judge=judge, run=run).stability
+    return _stability_part("stability", judge, run)
 
 
 def score_stability_models_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
-    return score_stability(judge=judge, run=run).models
+    return _stability_part("models", judge, run)
 
 
 def score_stability_pairs_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
-    return score_stability(judge=judge, run=run).pairs
+    return _stability_part("pairs", judge, run)
 
 
 def scores_state() -> tuple:

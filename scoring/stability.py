@@ -77,6 +77,11 @@ STABILITY_PAIR_COLUMNS = [
 _DRAW_BLOCK = 2_000
 
 
+class UnusableDesign(ValueError):
+    """Scores a ranking cannot be drawn from (fewer than two models, no task scored for every model): a fact about the
+    design to state beside the table, not a fault."""
+
+
 @dataclass(frozen=True)
 class RankingStability:
     """The three tables (``pptbench-stability``, ``-models``, ``-pairs``) plus the full ranking."""
@@ -89,6 +94,7 @@ class RankingStability:
     dropped_tasks: int
     iterations: int
     seed: int
+    skipped: tuple[str, ...] = ()  # the groups left out, each with why
 
 
 @dataclass(frozen=True)
@@ -131,13 +137,13 @@ def score_matrix(
     frame = frame.dropna(subset=["score"])
     models = tuple(sorted(frame["model"].unique()))
     if len(models) < 2:
-        raise ValueError("need at least two models")
+        raise UnusableDesign(f"fewer than two configurations have scores ({', '.join(models) or 'none'})")
     all_tasks = set(scores[task_column].astype(str))
     wide = frame.pivot(index="model", columns="task", values="score")
     complete = wide.columns[wide.notna().all(axis=0)]
     tasks = tuple(sorted(complete))
     if not tasks:
-        raise ValueError("no task is scored for every model")
+        raise UnusableDesign("no figure is scored for every configuration")
     matrix = np.ascontiguousarray(wide.loc[list(models), list(tasks)].to_numpy(dtype=float))
     return models, tasks, matrix, len(all_tasks) - len(tasks)
 
@@ -334,22 +340,30 @@ def ranking_stability_by(
     task_count, dropped = 0, 0
     groups = [(k if isinstance(k, tuple) else (k,), g) for k, g in scores.groupby(by, sort=True, dropna=False)]
 
-    def one(group: pd.DataFrame) -> RankingStability:
-        return ranking_stability(
-            group,
-            sample_sizes=sample_sizes,
-            iterations=iterations,
-            seed=seed,
-            task_column=task_column,
-            model_column=model_column,
-            score_column=score_column,
-        )
+    def one(group: pd.DataFrame) -> RankingStability | str:
+        try:
+            return ranking_stability(
+                group,
+                sample_sizes=sample_sizes,
+                iterations=iterations,
+                seed=seed,
+                task_column=task_column,
+                model_column=model_column,
+                score_column=score_column,
+            )
+        except UnusableDesign as reason:
+            return str(reason)
 
     # The groups are independent and numpy's gathers and sums release the GIL, so they run a thread per core; each
     # result is the one a lone call gives, collected in group order.
     with ThreadPoolExecutor(max_workers=max(1, min(len(groups), workers or os.cpu_count() or 1))) as pool:
         results = list(pool.map(one, (group for _, group in groups)))
+    skipped = []
     for (keys, _), result in zip(groups, results):
+        if isinstance(result, str):
+            described = ", ".join(f"{column} {value}" for column, value in zip(by, keys))
+            skipped.append(f"{described}: left out, {result}")
+            continue
         for name, tables in parts.items():
             table = getattr(result, name).copy()
             for position, (column, value) in enumerate(zip(by, keys)):
@@ -367,4 +381,11 @@ def ranking_stability_by(
         name: pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns[name])
         for name, frames in parts.items()
     }
-    return RankingStability(**tables, task_count=task_count, dropped_tasks=dropped, iterations=iterations, seed=seed)
+    return RankingStability(
+        **tables,
+        task_count=task_count,
+        dropped_tasks=dropped,
+        iterations=iterations,
+        seed=seed,
+        skipped=tuple(skipped),
+    )

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from agents.configurations import DESIGN_FIELDS
 from corpus.protocol import (
     FLATTEN_PICTURE_SHARE,
     RUBRIC_AXES,
@@ -229,7 +230,7 @@ def _bootstrap_ci(
 # Per-run and mean-over-runs views
 # --------------------------------------------------------------------------------------------
 
-_ATTRS = ["model", "harness", "workflow", "field", "judge_family", "gate_passed", "cap"]
+_ATTRS = [*DESIGN_FIELDS, "effort_rank", "field", "judge_family", "gate_passed", "cap"]
 
 
 def run_means(scores: pd.DataFrame) -> pd.DataFrame:
@@ -247,7 +248,7 @@ def run_means(scores: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-_KEY_COLUMNS = ["configuration", "model", "harness", "workflow", "task_id", "field", "judge", "judge_family"]
+_KEY_COLUMNS = ["configuration", *DESIGN_FIELDS, "task_id", "field", "judge", "judge_family"]
 
 
 def _with_mean_runs(scores: pd.DataFrame) -> pd.DataFrame:
@@ -321,29 +322,58 @@ def config_scores(
 # --------------------------------------------------------------------------------------------
 
 
-def _pair(both: pd.DataFrame, group: list[str], side: str, a: str, b: str) -> pd.DataFrame:
-    """Join side a and side b task by task within ``group`` (+ judge, run); diff = b − a."""
+def _design_columns(frame: pd.DataFrame, varied: str) -> list[str]:
+    """The design attributes a paired comparison holds equal: every one the frame has except the one it varies."""
+    return [c for c in DESIGN_FIELDS if c != varied and c in frame.columns]
+
+
+def _twins(part: pd.DataFrame, design: list[str]) -> set[str]:
+    """Configurations of ``part`` identical to another one in every design attribute: no pairing can tell them apart."""
+    designs = part.drop_duplicates("configuration")
+    return {str(c) for c in designs.loc[designs.duplicated(design, keep=False), "configuration"]}
+
+
+def _pair(both: pd.DataFrame, side: str, a: str, b: str) -> tuple[pd.DataFrame, list[str]]:
+    """Join side a and side b task by task among configurations equal in every other design attribute (+ judge,
+    run); diff = b − a. Configurations identical in every attribute cannot be told apart, so they pair with nothing:
+    their slugs come back as the second value, for the table's note."""
+    group = _design_columns(both, side)
     cols = ["score", *AXES]
     on = [*group, "judge", "run", "task_id"]
-    left = both[both[side] == a][[*on, *cols, "configuration"]]
-    right = both[both[side] == b][[*on, *cols, "configuration"]]
-    for name, part in (("a", left), ("b", right)):
-        dup = part.duplicated(on)
-        if dup.any():
-            raise ValueError(
-                f"paired comparison is ambiguous: several configurations share {group + [side]} "
-                f"= {list(part.loc[dup, group].iloc[0])} / {a if name == 'a' else b}"
-            )
-    merged = left.merge(right, on=on, how="outer", suffixes=("_a", "_b"))
+    sides = []
+    ambiguous: set[str] = set()
+    for value in (a, b):
+        part = both[both[side] == value][[*on, *cols, "configuration"]]
+        twins = _twins(part, group)
+        ambiguous |= twins
+        sides.append(part[~part["configuration"].astype(str).isin(twins)])
+    merged = sides[0].merge(sides[1], on=on, how="outer", suffixes=("_a", "_b"))
     # Only comparisons where both sides exist at all (a workflow run in one harness only is no pair).
     gkeys = [merged[k] for k in on[:-1]]
-    has_a = merged["configuration_a"].notna().groupby(gkeys, sort=False).transform("any")
-    has_b = merged["configuration_b"].notna().groupby(gkeys, sort=False).transform("any")
-    merged = merged[has_a & has_b]
+    has_a = merged["configuration_a"].notna().groupby(gkeys, sort=False, observed=True).transform("any")
+    has_b = merged["configuration_b"].notna().groupby(gkeys, sort=False, observed=True).transform("any")
+    merged = merged[has_a & has_b].copy()
     merged["diff"] = merged["score_b"] - merged["score_a"]
     for ax in AXES:
         merged[f"d_{ax}"] = merged[f"{ax}_b"] - merged[f"{ax}_a"]
-    return merged
+    return merged, sorted(ambiguous)
+
+
+def _pairing_notes(
+    scores: pd.DataFrame, side: str, a: str, b: str, merged: pd.DataFrame, twins: list[str]
+) -> list[str]:
+    """What a paired table compares, over which configurations, and what it leaves out."""
+    held = ", ".join(c.replace("_", " ") for c in _design_columns(scores, side))
+    notes = [f"{side} effect {b} − {a}, pairing configurations equal in {held} and differing only in {side}."]
+    paired = set(merged["configuration_a"].dropna()) | set(merged["configuration_b"].dropna())
+    candidates = set(scores.loc[scores[side].isin([a, b]), "configuration"].dropna())
+    if not paired:
+        notes.append(f"No two configurations differ only in {side} ({a} against {b}): this design has no such effect.")
+    elif candidates - paired:
+        notes.append(f"Without a counterpart, not in this table: {', '.join(sorted(map(str, candidates - paired)))}.")
+    if twins:
+        notes.append(f"Identical in every attribute, so not pairable: {', '.join(twins)}.")
+    return notes
 
 
 def _summarise_pairs(
@@ -386,10 +416,14 @@ def paired_effects(
     others), paired-bootstrap CI (one index draw applied to both sides = to the differences),
     wins / ties / losses from the specialized side, per-subscore mean deltas ``d_<axis>``."""
     both = _with_mean_runs(scores)
-    merged = _pair(both, ["model", "harness"], "workflow", direct, specialized)
-    keys = ["model", "harness", "judge", "run"]
+    merged, twins = _pair(both, "workflow", direct, specialized)
+    design = _design_columns(both, "workflow")
+    keys = [*design, "judge", "run"]
     table = _summarise_pairs(merged, keys, _task_universe(scores), resamples, seed)
-    return _run_order(table[[*PAIRED_COLUMNS, "unpaired"]], keys)
+    extra = [c for c in design if c not in PAIRED_COLUMNS]
+    table = _run_order(table[[*PAIRED_COLUMNS, *extra, "unpaired"]], keys)
+    table.attrs["notes"] = _pairing_notes(scores, "workflow", direct, specialized, merged, twins)
+    return table
 
 
 def harness_effects(
@@ -403,23 +437,33 @@ def harness_effects(
     Δ = s(harness_b) − s(harness_a), paired over tasks like :func:`paired_effects`. Harness
     order is ``harnesses`` if given, else alphabetical; every ordered pair a before b."""
     both = _with_mean_runs(scores)
-    order = list(harnesses) if harnesses is not None else sorted(both["harness"].unique())
+    order = list(harnesses) if harnesses is not None else sorted(both["harness"].dropna().unique())
     rank = {h: i for i, h in enumerate(order)}
+    design = _design_columns(both, "harness")
+    extra = [c for c in design if c not in HARNESS_COLUMNS]
+    held = ", ".join(c.replace("_", " ") for c in design)
+    notes = [f"harness effect harness_b − harness_a, pairing configurations equal in {held}."]
     parts = []
-    for _model, sub in both.groupby("model", sort=True):
+    for _model, sub in both.groupby("model", sort=True, observed=True):
         present = sorted((h for h in sub["harness"].unique() if h in rank), key=rank.get)
         for i, ha in enumerate(present):
             for hb in present[i + 1 :]:
-                merged = _pair(sub, ["model", "workflow"], "harness", ha, hb)
+                merged, twins = _pair(sub, "harness", ha, hb)
+                if twins:
+                    notes.append(f"Identical in every attribute, so not pairable: {', '.join(twins)}.")
                 if merged.empty:
                     continue
                 merged["harness_a"], merged["harness_b"] = ha, hb
                 parts.append(merged)
     if not parts:
-        return pd.DataFrame(columns=[*HARNESS_COLUMNS, "unpaired"])
-    keys = ["model", "workflow", "harness_a", "harness_b", "judge", "run"]
+        table = pd.DataFrame(columns=[*HARNESS_COLUMNS, *extra, "unpaired"])
+        table.attrs["notes"] = [*notes, "No model was run in two harnesses with everything else equal."]
+        return table
+    keys = [*design, "harness_a", "harness_b", "judge", "run"]
     table = _summarise_pairs(pd.concat(parts, ignore_index=True), keys, _task_universe(scores), resamples, seed)
-    return _run_order(table[[*HARNESS_COLUMNS, "unpaired"]], keys)
+    table = _run_order(table[[*HARNESS_COLUMNS, *extra, "unpaired"]], keys)
+    table.attrs["notes"] = notes
+    return table
 
 
 # --------------------------------------------------------------------------------------------
@@ -682,7 +726,8 @@ def weight_sensitivity(
     base = scores[scores["judge"] == chosen]
     universe = _task_universe(scores)
     variants = dict(variants) if variants is not None else weight_variants()
-    keep = ["configuration", "model", "harness", "workflow", "task_id", "gate_passed", "cap", *AXES]
+    design = _design_columns(base, "workflow")
+    keep = ["configuration", *design, "workflow", "task_id", "gate_passed", "cap", *AXES]
     work = base[keep].copy()
     for name, w in variants.items():
         if abs(sum(w.values()) - 100.0) > 1e-6:
@@ -696,7 +741,7 @@ def weight_sensitivity(
         .agg(
             {
                 **{c: "mean" for c in [*score_cols, *AXES]},
-                **{c: "first" for c in ["model", "harness", "workflow", "cap"]},
+                **{c: "first" for c in [*design, "workflow", "cap"]},
             }
         )
         .reset_index()
@@ -721,10 +766,11 @@ def weight_sensitivity(
         )
     variant_table = pd.DataFrame(var_rows, columns=SENSITIVITY_COLUMNS)
 
-    on = ["model", "harness", "task_id"]
+    on = [*design, "task_id"]
     vcols = [f"s::{n}" for n in variants]
-    left = per_task[per_task["workflow"] == direct].set_index(on)
-    right = per_task[per_task["workflow"] == specialized].set_index(on)
+    # Each side keyed by its design and task; configurations identical in every attribute pair with nothing.
+    sides = [per_task[per_task["workflow"] == value] for value in (direct, specialized)]
+    left, right = (side[~side["configuration"].isin(_twins(side, design))].set_index(on) for side in sides)
     idx = left.index.intersection(right.index)
     idx = idx[left.loc[idx, "s::__default"].notna().to_numpy() & right.loc[idx, "s::__default"].notna().to_numpy()]
     diffs = (right.loc[idx, [*vcols, *AXES]] - left.loc[idx, [*vcols, *AXES]]).reset_index()
@@ -734,7 +780,8 @@ def weight_sensitivity(
     diffs["_capped"] = capped
     diffs = diffs.sort_values(on, kind="stable")
     eff_rows = []
-    for (model, harness), block in diffs.groupby(["model", "harness"], sort=True):
+    for design_values, block in diffs.groupby(design, sort=True):
+        described = dict(zip(design, design_values, strict=True))
         d_axes = block[list(AXES)].mean()
         cross = sign_change_editability(d_axes)
         long = block.melt(id_vars=["task_id"], value_vars=vcols, var_name="_v", value_name="_d")
@@ -745,8 +792,7 @@ def weight_sensitivity(
             eff_rows.append(
                 {
                     "variant": name,
-                    "model": model,
-                    "harness": harness,
+                    **described,
                     "delta": float(block[col].mean()),
                     "ci_low": low,
                     "ci_high": high,
@@ -756,7 +802,8 @@ def weight_sensitivity(
                     "capped_tasks": int(block["_capped"].sum()),
                 }
             )
-    effects = pd.DataFrame(eff_rows, columns=[*SENSITIVITY_EFFECT_COLUMNS, "n", "capped_tasks"])
+    extra = [c for c in design if c not in SENSITIVITY_EFFECT_COLUMNS]
+    effects = pd.DataFrame(eff_rows, columns=[*SENSITIVITY_EFFECT_COLUMNS, "n", "capped_tasks", *extra])
     return WeightSensitivity(variants=variant_table, effects=effects)
 
 
