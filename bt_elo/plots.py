@@ -40,7 +40,8 @@ def _empty(message: str, fmt: str) -> bytes:
 
 
 def elo_plot(elo: pd.DataFrame, configurations: pd.DataFrame, fmt: str = "png") -> bytes:
-    """Elo with 95 % CI bars; direct and specialized of each (model, harness) side by side (paper Fig. 5)."""
+    """Elo with 95 % CI bars; the workflows of each design (model, harness and whatever else varies) side by side
+    (paper Fig. 5)."""
     if elo.empty:
         return _empty("No human comparisons yet", fmt)
     meta = (
@@ -48,8 +49,15 @@ def elo_plot(elo: pd.DataFrame, configurations: pd.DataFrame, fmt: str = "png") 
         if "configuration" in configurations
         else configurations.set_index("slug")
     )
-    frame = elo.join(meta[["model", "harness", "workflow", "label"]], on="configuration")
-    frame["group"] = frame["model"].fillna(frame["configuration"]) + " · " + frame["harness"].fillna("")
+    held = [c for c in ("model", "harness", "reasoning_effort", "attributes") if c in meta]
+    frame = elo.join(meta[[*held, "workflow", "label"]], on="configuration")
+    # A design's label names only the attributes that vary across the plotted configurations.
+    varying = [c for c in held if frame[c].nunique(dropna=False) > 1] or held[:1]
+    frame["group"] = frame[varying].fillna("").astype(str).agg(" · ".join, axis=1)
+    unknown = frame[varying].isna().all(axis=1)  # a configuration the frame does not describe: its own name
+    frame.loc[unknown, "group"] = frame.loc[unknown, "configuration"]
+    twins = frame.duplicated(["group", "workflow"], keep=False)
+    frame.loc[twins, "group"] = frame.loc[twins, "configuration"]  # identical designs: one column each
     order = frame.groupby("group")["elo"].max().sort_values(ascending=False).index.tolist()
     workflows = sorted(frame["workflow"].fillna("").unique())
     width = 0.8 / max(len(workflows), 1)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.sparse.csgraph import connected_components
 from scipy.special import ndtr
 
 from bt_elo.bradley_terry import (
@@ -142,6 +143,20 @@ def _laplacian_pinv(lap: np.ndarray) -> np.ndarray:
     return np.linalg.inv(lap + j) - j
 
 
+def _component_pinv(lap: np.ndarray) -> np.ndarray:
+    """:func:`_laplacian_pinv` within each connected component of the vote graph, NaN between components: the votes
+    say nothing about how two configurations never linked by a chain of votes compare (a configuration without votes
+    is a component of its own)."""
+    k = lap.shape[-1]
+    linked = (np.abs(lap) > 0) & ~np.eye(k, dtype=bool)
+    count, labels = connected_components(linked, directed=False)
+    inverse = np.full((k, k), np.nan)
+    for component in range(count):
+        members = np.flatnonzero(labels == component)
+        inverse[np.ix_(members, members)] = _laplacian_pinv(lap[np.ix_(members, members)])
+    return inverse
+
+
 # --------------------------------------------------------------------------------------------
 # Stability under figure resampling
 
@@ -199,8 +214,11 @@ def votes_to_separate(
     When all the information on the pair comes from its own n_pair votes, v₀ = 1 / (n_pair · w)
     and this is exactly n_pair · (h₀ / gap)² − n_pair (half-width ∝ 1 / √n_pair); indirect
     evidence through other configurations makes each direct vote worth relatively less.
-    Returns 0 when h₀ ≤ |gap| (already separated) and inf when the gap is 0.
+    Returns 0 when h₀ ≤ |gap| (already separated), inf when the gap is 0, and NaN when no chain of votes links the
+    two (v₀ unknown: the first vote between them changes everything).
     """
+    if not math.isfinite(difference_variance):
+        return math.nan
     gap = abs(elo_gap)
     if half_width <= gap and gap > 0:
         return 0.0
@@ -231,7 +249,7 @@ def elo_adjacent(
     votes = per_figure.sum(axis=0)
     votes = votes + votes.T  # each vote adds 1 across the pair's two cells (a tie 0.5 + 0.5)
     beta = boot.ratings.beta
-    inverse_information = _laplacian_pinv(information_laplacian(votes, beta))
+    inverse_information = _component_pinv(information_laplacian(votes, beta))
     order = np.argsort(-boot.ratings.elo, kind="stable")
     rows = []
     for upper, lower in itertools.pairwise(order):
@@ -239,8 +257,7 @@ def elo_adjacent(
         low, high = np.quantile(difference, [0.025, 0.975])
         gap = float(boot.ratings.elo[upper] - boot.ratings.elo[lower])
         separated = low > 0 or high < 0
-        c = np.zeros(len(configurations))
-        c[upper], c[lower] = 1.0, -1.0
+        m = inverse_information
         w = float(_sigmoid(beta[upper] - beta[lower]) * _sigmoid(beta[lower] - beta[upper]))
         needed = (
             0.0
@@ -249,7 +266,7 @@ def elo_adjacent(
                 elo_gap=gap,
                 half_width=float(high - low) / 2.0,
                 information_per_vote=w,
-                difference_variance=float(c @ inverse_information @ c),
+                difference_variance=float(m[upper, upper] + m[lower, lower] - 2.0 * m[upper, lower]),
             )
         )
         rows.append(
@@ -264,7 +281,15 @@ def elo_adjacent(
                 "pair_votes": round(float(votes[upper, lower])),
             }
         )
-    return pd.DataFrame(rows, columns=ELO_ADJACENT_COLUMNS)
+    table = pd.DataFrame(rows, columns=ELO_ADJACENT_COLUMNS)
+    unlinked = connected_components((votes > 0) & ~np.eye(len(configurations), dtype=bool), directed=False)[0]
+    if unlinked > 1:
+        table.attrs["notes"] = [
+            f"The votes form {unlinked} groups not linked by any chain of votes (a configuration without votes is a "
+            "group of its own): Elo compares configurations only within a group, and votes_to_separate is empty "
+            "between groups."
+        ]
+    return table
 
 
 # --------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from bt_elo.stability import (
     ELO_STABILITY_COLUMNS,
     PLAN_COLUMNS,
     PRIORITY_COLUMNS,
+    _component_pinv,
     elo_adjacent,
     elo_stability,
     next_pairs_adaptive,
@@ -268,3 +269,33 @@ def test_adaptive_order_serves_below_floor_pairs_first_then_close_uncertain_pair
     assert sum(allocated.values()) == 20
     assert allocated[("A", "B")] == max(v for p, v in allocated.items() if p not in {("A", "C"), ("C", "D")})
     assert allocated[("A", "D")] == 0
+
+
+def test_elo_adjacent_with_a_configuration_without_votes_states_the_unlinked_groups():
+    """A third configuration no vote mentions: the table still answers; its neighbour row has no votes-to-separate
+    (no chain of votes links the two), the linked pair keeps a number, and a note says why."""
+    rng = np.random.default_rng(3)
+    comparisons = simulate(rng, np.array([0.4, 0.0]), figures=12, votes=40)
+    table = elo_adjacent(comparisons, configurations=["c0", "c1", "idle"], resamples=60, seed=1)
+    assert len(table) == 2
+    touching = table[(table["upper"] == "idle") | (table["lower"] == "idle")]
+    for needed in touching["votes_to_separate"]:
+        assert math.isnan(needed) or needed == 0.0  # unknown, or already separated by the bootstrap
+    assert "not linked by any chain of votes" in table.attrs["notes"][0]
+
+
+def test_component_pseudo_inverse_by_hand():
+    """Two configurations with information w between them and a third with none: within the pair the pseudo-inverse of
+    [[w, −w], [−w, w]] is [[1, −1], [−1, 1]] / 4w; between the pair and the third it is unknown."""
+    w = 2.5
+    lap = np.array([[w, -w, 0.0], [-w, w, 0.0], [0.0, 0.0, 0.0]])
+    inverse = _component_pinv(lap)
+    np.testing.assert_allclose(inverse[:2, :2], np.array([[1.0, -1.0], [-1.0, 1.0]]) / (4 * w))
+    assert np.isnan(inverse[0, 2]) and np.isnan(inverse[2, 1])
+    assert inverse[2, 2] == 0.0  # a lone configuration: the gauge fixes it
+
+
+def test_votes_to_separate_is_unknown_without_a_chain_of_votes():
+    assert math.isnan(
+        votes_to_separate(elo_gap=30.0, half_width=80.0, information_per_vote=0.25, difference_variance=math.nan)
+    )

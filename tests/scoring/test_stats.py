@@ -322,3 +322,34 @@ def test_a_correlation_is_scipys_and_undefined_ones_are_nan_without_a_warning(ki
         warnings.simplefilter("error")  # scipy's ConstantInputWarning would fail here
         for first, second in (([3.0, 3.0, 3.0], [1.0, 2.0, 3.0]), ([1.0, 2.0], [5.0, 5.0]), ([1.0], [2.0])):
             assert np.isnan(st.correlation(kind, first, second)).all()
+
+
+def test_an_effort_sweep_pairs_each_effort_with_its_own_counterpart_by_hand():
+    """Two efforts of one (model, harness): each effort's specialized pairs with that effort's direct only. The
+    tiny design at effort "high" beside a copy at "low" whose specialized scores are 10 lower."""
+    high = tiny().assign(reasoning_effort="high", attributes="")
+    low = high.copy()
+    low["configuration"] = low["configuration"] + "-low"
+    low["reasoning_effort"] = "low"
+    low.loc[low["workflow"] == "specialized", "score"] -= 10
+    t = st.paired_effects(pd.concat([high, low], ignore_index=True), resamples=100)
+    r1 = t[t.run == 1].set_index("reasoning_effort")
+    # high as in test_paired_effects_by_hand: 20, 40, 0; low: 10, 30, -10
+    assert r1.loc["high", "delta"] == 20.0 and r1.loc["low", "delta"] == 10.0
+    assert "differing only in workflow" in t.attrs["notes"][0]
+
+
+def test_identical_designs_are_left_out_with_a_note_instead_of_an_error():
+    twin = tiny().assign(reasoning_effort="high", attributes="")
+    copy = twin[twin["workflow"] == "direct"].assign(configuration="m-h-direct-copy")
+    t = st.paired_effects(pd.concat([twin, copy], ignore_index=True), resamples=50)
+    assert t.empty
+    assert any("m-h-direct, m-h-direct-copy" in note for note in t.attrs["notes"])
+    assert any("No two configurations differ only in workflow" in note for note in t.attrs["notes"])
+
+
+def test_a_design_without_workflow_pairs_says_so():
+    only_direct = tiny().assign(reasoning_effort="high", attributes="")
+    only_direct = only_direct[only_direct["workflow"] == "direct"]
+    t = st.paired_effects(only_direct, resamples=50)
+    assert t.empty and any("this design has no such effect" in note for note in t.attrs["notes"])
