@@ -65,19 +65,19 @@ PLOT_OF_TABLE = {
 PLOTS_NEEDING_STUDY = ("elo", "coverage", "agreement")
 
 
-def study_choice(request) -> tuple[str | None, list[str]]:
-    """The study the results are about: ?study= when it names one, the only study when there is one, else None (the
-    page asks). With every study's name for the picker."""
+def study_choice(request, kinds: tuple[str, ...] | None = None) -> tuple[str | None, list[str]]:
+    """The study the results are about: ?study= when it names one, else the latest study (of these kinds) with data,
+    or the only one; None when there is none (the page asks). With every study's name for the picker."""
     names = list(annotation_selectors.study_list().values_list("name", flat=True))
     chosen = request.GET.get("study") or None
     if chosen not in names:
-        chosen = names[0] if len(names) == 1 else None
+        chosen = annotation_selectors.study_with_data(kinds=kinds)
     return chosen, names
 
 
-def _params(request) -> dict:
+def _params(request, kinds: tuple[str, ...] | None = None) -> dict:
     params = {k: request.GET.get(k) or None for k in ("judge", "run")}
-    params["study"] = study_choice(request)[0]
+    params["study"] = study_choice(request, kinds)[0]
     return params
 
 
@@ -116,11 +116,12 @@ class ResultsPage(RoleRequiredMixin, TemplateView):
     heading = intro = ""
     tables: tuple[str, ...] = ()
     page = ""
+    study_kinds: tuple[str, ...] | None = None  # the kinds of study this page is about, to open on one with data
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        study, names = study_choice(self.request)
-        params = _params(self.request)
+        study, names = study_choice(self.request, self.study_kinds)
+        params = _params(self.request, self.study_kinds)
         context.update(
             heading=self.heading,
             intro=self.intro,
@@ -133,10 +134,13 @@ class ResultsPage(RoleRequiredMixin, TemplateView):
         return context
 
     def _tables_for(self, study: str | None) -> tuple[str, ...]:
+        """Only the tables that apply to the study's kind: a pairwise study has none of the gate-review or rating
+        tables, and those studies have only their own."""
         kind = annotation_selectors.study_kind(study=study) if study else None
         if kind in TABLES_OF_STUDY_KIND:
             return tuple(name for name in self.tables if name in TABLES_OF_STUDY_KIND[kind])
-        return self.tables
+        other_kinds = {name for names in TABLES_OF_STUDY_KIND.values() for name in names}
+        return tuple(name for name in self.tables if name not in other_kinds)
 
 
 class ResultsView(ResultsPage):
@@ -157,6 +161,7 @@ class EloView(ResultsPage):
     )
     tables = ELO_TABLES
     page = "elo"
+    study_kinds = ("pairwise",)
 
 
 class AgreementView(ResultsPage):

@@ -66,6 +66,7 @@ from .tables import (
     exclusion_notes,
     overlap_labels_frame,
     sparse_threshold,
+    study_with_data,
     votes_signature,
 )
 
@@ -123,6 +124,7 @@ __all__ = [
     "study_for_annotator",
     "study_kind",
     "study_list",
+    "study_with_data",
     "study_of_kind",
     "study_of_kind_for_annotator",
     "study_resolve",

@@ -10,14 +10,14 @@ import hashlib
 import json
 
 import pandas as pd
-from django.db.models import Count, Max, Value
+from django.db.models import Count, Exists, Max, OuterRef, Value
 from django.db.models.functions import Coalesce
 
 from agents import selectors as agent_selectors
 from corpus.protocol import SPARSE_PAIR_THRESHOLD, TIE_OUTCOMES
 
 from .. import quality
-from ..models import AnnotatorExclusion, Comparison, Study
+from ..models import AnnotatorExclusion, Comparison, GateReview, Rating, Study
 from .studies import _current, pair_target, study_configurations, study_resolve
 
 BATTLE_COLUMNS = [
@@ -203,3 +203,21 @@ def comparisons_state(*, study: str | None = None) -> tuple:
     votes = Comparison.objects.filter(study=resolved).aggregate(n=Count("id"), newest=Max("id"))
     configurations = tuple(resolved.configurations.order_by("position", "slug").values_list("pk", flat=True))
     return (resolved.pk, configurations, votes["n"], votes["newest"], _exclusions(resolved))
+
+
+def study_with_data(*, kinds: tuple[str, ...] | None = None) -> str | None:
+    """The study a results page opens on when none is named: the most recently created study (of these kinds) that has
+    votes, reviews or ratings; else the only study of these kinds; else None (the page asks)."""
+    studies = Study.objects.order_by("-created_at", "-pk")
+    if kinds is not None:
+        studies = studies.filter(kind__in=kinds)
+    with_data = studies.filter(
+        Exists(Comparison.objects.filter(study=OuterRef("pk"), superseded=False, withdrawn=False))
+        | Exists(GateReview.objects.filter(study=OuterRef("pk")))
+        | Exists(Rating.objects.filter(study=OuterRef("pk")))
+    )
+    found = with_data.values_list("name", flat=True).first()
+    if found is None:
+        names = list(studies.values_list("name", flat=True)[:2])
+        found = names[0] if len(names) == 1 else None
+    return found

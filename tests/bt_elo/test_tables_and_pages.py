@@ -214,3 +214,23 @@ def test_results_pages_answer_before_any_judge_run():
         assert client.get(url).status_code == 200, url
     refused = client.get("/api/tables/judge-families/?format=json")
     assert refused.status_code == 400 and "no judge scores yet" in refused.json()["detail"]
+
+
+def test_results_pages_open_on_the_study_with_votes_and_offer_only_its_kinds_tables(study):
+    """Beside the voted 'pilot' study, an empty pairwise study created later and a gate-review study: the Elo and
+    agreement pages open on 'pilot' (not "choose a study"), and a pairwise study's page links no gate-review or rating
+    table downloads (they would answer 400)."""
+    from annotation.services.artifact_studies import artifact_study_create
+    from annotation.services.studies import study_create
+
+    study_create(name="later-empty", configurations=["cA", "cB"])
+    artifact_study_create(name="reviews", kind="gate_review", configurations=["cA"])
+    client = Client()
+    client.force_login(user_create_with_role(username="res", password="pw-long-enough-1", role="researcher")[0])
+    for page in ("/results/elo", "/results/agreement"):
+        html = client.get(page).content.decode()
+        assert 'value="pilot" selected' in html or "study=pilot" in html, page
+        assert "Choose a study above" not in html, page
+    agreement = client.get("/results/agreement?study=pilot").content.decode()
+    for foreign in ("gate-review-agreement", "gate-review-vs-automated", "rating-agreement", "rating-consistency"):
+        assert f"/api/tables/{foreign}/" not in agreement
