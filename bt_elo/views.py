@@ -18,6 +18,7 @@ from . import plots, selectors, services, tasks
 AUTOMATED_TABLES = (
     "config-scores",
     "paired-effects",
+    "effort-sweep",
     "harness-effects",
     "domain-scores",
     "structural-audit",

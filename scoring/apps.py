@@ -37,6 +37,12 @@ class ScoringConfig(AppConfig):
             parameters=jr,
         )
         register_table(
+            "effort-sweep",
+            s.effort_sweep_table,
+            title="Effort sweeps: each family's efforts in order, with the paired change from the effort below",
+            parameters=jr,
+        )
+        register_table(
             "harness-effects", s.harness_effects_table, title="Harness effect within each workflow", parameters=jr
         )
         register_table(

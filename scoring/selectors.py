@@ -11,7 +11,7 @@ from core.cache import cached_analysis, cached_by_state
 from core.errors import Invalid
 from corpus.protocol import RUBRIC_AXES
 
-from . import pptbench, stability, stats
+from . import effort, pptbench, stability, stats
 from .models import JudgeRecord, JudgeRun, PptbenchScore
 
 SCORE_COLUMNS = [
@@ -20,6 +20,9 @@ SCORE_COLUMNS = [
     "model",
     "harness",
     "workflow",
+    "reasoning_effort",
+    "attributes",
+    "effort_rank",
     "task_id",
     "field",
     "judge",
@@ -113,6 +116,7 @@ SCORE_ANALYSES = {
     "config_scores": lambda scores, _: stats.config_scores(scores),
     "paired_effects": lambda scores, _: stats.paired_effects(scores),
     "harness_effects": lambda scores, _: stats.harness_effects(scores),
+    "effort_sweep": lambda scores, _: effort.effort_sweep(scores),
     "domain_scores": lambda scores, _: stats.domain_scores(scores),
     "judge_runs": lambda scores, _: stats.judge_runs(scores),
     "judge_families": lambda scores, _: stats.judge_families(scores),
@@ -132,6 +136,10 @@ def config_scores_table(*, judge: str | None = None, run: str | None = None) -> 
 
 def paired_effects_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
     return _filter_run(score_analysis(name="paired_effects", judge=judge), run)
+
+
+def effort_sweep_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
+    return _filter_run(score_analysis(name="effort_sweep", judge=judge), run)
 
 
 def harness_effects_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
