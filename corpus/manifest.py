@@ -55,55 +55,84 @@ def parse_manifest_line(text: str, *, images_dir: Path, fields: frozenset[str]) 
 
 
 def parse_manifest_record(record: dict, *, images_dir: Path, fields: frozenset[str]) -> ManifestRow:
+    """Check every field of the record and report every problem of the row at once ("field: reason; field: reason"),
+    so a manifest is fixed in one pass rather than one error per run."""
+    problems: dict[str, str] = {}
     for name in record:
         if name not in MANIFEST_FIELDS:
-            raise RowError(name, "unknown field")
+            problems[name] = "unknown field"
     for name in MANIFEST_FIELDS:
         if name not in record:
-            raise RowError(name, "missing field")
+            problems[name] = "missing field"
 
     values = dict(record)
     for name in MANIFEST_FIELDS:
-        if name in {"authors", "selection_score", "selection_evidence"}:
+        if name in {"authors", "selection_score", "selection_evidence"} or name in problems:
             continue
         if not isinstance(values[name], str):
             if name == "arxiv_version" and isinstance(values[name], int):
                 values[name] = f"v{values[name]}"
             else:
-                raise RowError(name, f"expected a string, got {type(values[name]).__name__}")
+                problems[name] = f"expected a string, got {type(values[name]).__name__}"
+                continue
         values[name] = values[name].strip()
         if not values[name] and name not in MAY_BE_EMPTY:
-            raise RowError(name, "must not be empty")
+            problems[name] = "must not be empty"
 
-    authors = values["authors"]
-    if not isinstance(authors, list) or not authors or not all(isinstance(a, str) and a.strip() for a in authors):
-        raise RowError("authors", "expected a non-empty list of author names")
-    score = values["selection_score"]
-    if isinstance(score, bool) or not isinstance(score, (int, float)):
-        raise RowError("selection_score", f"expected a number, got {type(score).__name__}")
-    values["selection_score"] = float(score)
-    if not ARXIV_ID.match(values["arxiv_id"]):
-        raise RowError("arxiv_id", f"not an arXiv identifier: {values['arxiv_id']!r}")
-    version = values["arxiv_version"]
-    if not re.fullmatch(r"v?\d+", version):
-        raise RowError("arxiv_version", f"expected a version such as v2, got {version!r}")
-    values["arxiv_version"] = version if version.startswith("v") else f"v{version}"
+    def check(name: str, ok, reason) -> None:
+        """Record `reason` (a text, or a callable giving it) for `name` unless the field already failed or `ok()`."""
+        if name not in problems and not ok():
+            problems[name] = reason() if callable(reason) else reason
+
+    authors = values.get("authors")
+    check(
+        "authors",
+        lambda: isinstance(authors, list) and authors and all(isinstance(a, str) and a.strip() for a in authors),
+        "expected a non-empty list of author names",
+    )
+    score = values.get("selection_score")
+    check(
+        "selection_score",
+        lambda: not isinstance(score, bool) and isinstance(score, int | float),
+        lambda: f"expected a number, got {type(score).__name__}",
+    )
+    check(
+        "arxiv_id",
+        lambda: ARXIV_ID.match(values["arxiv_id"]),
+        lambda: f"not an arXiv identifier: {values['arxiv_id']!r}",
+    )
+    check(
+        "arxiv_version",
+        lambda: re.fullmatch(r"v?\d+", values["arxiv_version"]),
+        lambda: f"expected a version such as v2, got {values['arxiv_version']!r}",
+    )
     for name in URL_FIELDS:
-        if values[name] and not values[name].startswith(("https://", "http://")):
-            raise RowError(name, f"expected an http(s) URL, got {values[name]!r}")
-    values["sha256"] = values["sha256"].lower()
-    if not SHA256_HEX.match(values["sha256"]):
-        raise RowError("sha256", "expected 64 hexadecimal digits")
-    if values["field"] not in fields:
-        raise RowError("field", f"undeclared field {values['field']!r} (declared: {', '.join(sorted(fields))})")
+        check(
+            name,
+            lambda name=name: not values[name] or values[name].startswith(("https://", "http://")),
+            lambda name=name: f"expected an http(s) URL, got {values[name]!r}",
+        )
+    check("sha256", lambda: SHA256_HEX.match(values["sha256"].lower()), "expected 64 hexadecimal digits")
+    check(
+        "field",
+        lambda: values["field"] in fields,
+        lambda: f"undeclared field {values['field']!r} (declared: {', '.join(sorted(fields))})",
+    )
+    image_path = None
+    if "image" not in problems:
+        root = images_dir.resolve()
+        relative = Path(values["image"])
+        image_path = (root / relative).resolve()
+        if relative.is_absolute() or ".." in relative.parts or not image_path.is_relative_to(root):
+            problems["image"] = f"path escapes the image folder: {values['image']!r}"
+        elif not image_path.is_file():
+            problems["image"] = f"image file not found: {values['image']!r}"
+    if problems:
+        first, *others = problems.items()
+        raise RowError(first[0], "; ".join([first[1], *(f"{name}: {reason}" for name, reason in others)]))
 
-    root = images_dir.resolve()
-    relative = Path(values["image"])
-    if relative.is_absolute() or ".." in relative.parts:
-        raise RowError("image", f"path escapes the image folder: {values['image']!r}")
-    image_path = (root / relative).resolve()
-    if not image_path.is_relative_to(root):
-        raise RowError("image", f"path escapes the image folder: {values['image']!r}")
-    if not image_path.is_file():
-        raise RowError("image", f"image file not found: {values['image']!r}")
+    values["selection_score"] = float(score)
+    version = values["arxiv_version"]
+    values["arxiv_version"] = version if version.startswith("v") else f"v{version}"
+    values["sha256"] = values["sha256"].lower()
     return ManifestRow(values=values, arxiv_base_id=arxiv_base_id(values["arxiv_id"]), image_path=image_path)
