@@ -5,6 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
 HOST ?= 127.0.0.1
 PORT ?= 8000
+DEMO ?= 1
 
 .PHONY: run test bench soak faults setup sample lint clean
 
@@ -23,8 +24,8 @@ setup: $(STAMP)
 run: setup
 	@echo "[2/4] migrating the database (var/)"
 	@$(PY) manage.py migrate --noinput -v 0
-	@echo "[3/4] loading the synthetic demo study and the sample accounts"
-	@$(PY) manage.py load_sample_data
+	@if [ "$(DEMO)" = "0" ]; then echo "[3/4] DEMO=0: no demo loaded (your own accounts: $(PY) manage.py createcoordinator NAME)"; \
+	else echo "[3/4] loading the synthetic demo study and the sample accounts"; $(PY) manage.py load_sample_data; fi
 	@echo "[4/4] serving http://$(HOST):$(PORT)/  (Ctrl-C stops)"
 	@echo "      log in as annotator, coordinator, researcher or admin, password 'refig-sample'"
 	@echo "      your own accounts: $(PY) manage.py createcoordinator NAME"
