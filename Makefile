@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 DEMO ?= 1
 
-.PHONY: run test bench soak faults setup sample lint clean
+.PHONY: run test screenshots bench soak faults setup sample lint clean
 
 $(STAMP): pyproject.toml
 	@echo "[1/4] installing Python packages into $(VENV) (first run only; log in $(VENV)/install.log)"
@@ -34,6 +34,10 @@ run: setup
 # CELERY_TASK_ALWAYS_EAGER=1 keeps in-process task calls eager; the worker tests start real workers over the broker.
 test: setup
 	CELERY_TASK_ALWAYS_EAGER=1 $(PY) -m pytest -q
+
+# The README's and docs/' screenshots: the browser tests, writing under docs/ (make test writes them to a scratch folder).
+screenshots: setup
+	REFIG_SCREENSHOTS=1 CELERY_TASK_ALWAYS_EAGER=1 $(PY) -m pytest -q -m browser -p no:cacheprovider
 
 bench: setup
 	CELERY_TASK_ALWAYS_EAGER=1 $(PY) -m pytest -q -s tests/benchmarks -p no:cacheprovider

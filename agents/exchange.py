@@ -13,7 +13,7 @@ from django.core.files.storage import default_storage
 from core.imports import ImportReport
 
 from . import render, selectors, services
-from .configurations import CONFIGURATION_FIELDS
+from .configurations import ATTRIBUTES_FIELD, CONFIGURATION_FIELDS
 from .models import Artifact
 
 CONFIGURATIONS, RUNS = "configurations.json", "runs"
@@ -27,11 +27,18 @@ def _copy(name: str, target: Path) -> None:
 
 
 def artifacts_export(*, study: str, out_dir: Path) -> list[str]:
-    configurations = [{f: getattr(c, f) for f in CONFIGURATION_FIELDS} for c in selectors.configuration_list()]
+    configurations = [
+        {
+            **{f: getattr(c, f) for f in CONFIGURATION_FIELDS},
+            **({ATTRIBUTES_FIELD: c.attributes} if c.attributes else {}),
+        }
+        for c in selectors.configuration_list()
+    ]
     (out_dir / CONFIGURATIONS).write_text(json.dumps({"configurations": configurations}, indent=1), encoding="utf-8")
     count = 0
     for artifact in selectors.artifact_list().filter(configuration__suite="refig").order_by("pk"):
         folder = out_dir / RUNS / artifact.configuration.slug / artifact.figure.task_id
+        folder.mkdir(parents=True, exist_ok=True)  # a run covers its folders: a missing deck is a folder without one
         files = [
             (artifact.pptx, "output.pptx"),
             (artifact.code, LANGUAGE_FILES.get(artifact.code_language, "output.py")),

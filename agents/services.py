@@ -10,9 +10,11 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
+from django.apps import apps
 from django.conf import settings
 from django.core.files import File
 from django.core.files.base import ContentFile
@@ -27,7 +29,7 @@ from core.storage import save_content_addressed
 from corpus import selectors as corpus_selectors
 from corpus.image_facts import file_sha256
 
-from . import pptx_audit, render
+from . import phantoms, pptx_audit, render
 from .configurations import ConfigurationSpec, effort_rank, parse_configurations
 from .models import RENDER_REASONS, Artifact, Configuration, GateReason
 from .runlog import parse_run_log
@@ -190,53 +192,183 @@ def _artifact_fields(task_dir: Path | None) -> dict:
     return values
 
 
-def artifacts_import(*, run_root: Path, configurations_file: Path, progress: Progress | None = None) -> ImportReport:
-    """Walk <run_root>/<slug>/<task_id>/; every (configuration, figure) of the corpus gets a row. Problems name the
-    folder: a task folder outside the corpus, or an output.pptx that differs from the stored one, is rejected; a folder
-    of an undeclared configuration is a warning."""
+def task_list_read(path: Path) -> Iterator[tuple[int, str]]:
+    """The task ids of a `--tasks` file with their line numbers: one per line; blank lines and `#` comments ignored."""
+    with open(path, encoding="utf-8-sig", errors="replace") as handle:
+        for line, text in enumerate(handle, start=1):
+            task_id = text.split("#", 1)[0].strip()
+            if task_id:
+                yield line, task_id
+
+
+def _tasks_expected(tasks_file: Path, figures: dict[str, int], report: ImportReport) -> set[str]:
+    """The known task ids a `--tasks` file lists; an unknown one is rejected with its file and line."""
+    listed: dict[str, int] = {}
+    for line, task_id in task_list_read(tasks_file):
+        where = f"{tasks_file}:{line}"
+        if task_id not in figures:
+            report.reject(where, "task_id", f"{task_id!r} is not in the corpus")
+        elif task_id in listed:
+            report.warn(where, "task_id", f"{task_id!r} is listed already (line {listed[task_id]})")
+        else:
+            listed[task_id] = line
+    return set(listed)
+
+
+@dataclass
+class _RunCounts:
+    """What an import did for one configuration (or, summed, for all)."""
+
+    decks: int = 0  # output.pptx imported: a new artifact, or one replacing a missing record
+    replaced: int = 0
+    missing_empty: int = 0  # a task folder without output.pptx
+    missing_absent: int = 0  # listed in --tasks, no folder
+    unchanged: int = 0
+    refused: int = 0
+
+    def add(self, other: _RunCounts) -> None:
+        for name, value in vars(other).items():
+            setattr(self, name, getattr(self, name) + value)
+
+    def line(self, name: str) -> str:
+        return (
+            f"{name}: {self.decks} decks imported ({self.replaced} replacing a missing record), "
+            f"{self.missing_empty} missing (folder without output.pptx), "
+            f"{self.missing_absent} missing (listed in --tasks, no folder), "
+            f"{self.unchanged} already stored, {self.refused} refused"
+        )
+
+
+def artifacts_import(
+    *, run_root: Path, configurations_file: Path, tasks_file: Path | None = None, progress: Progress | None = None
+) -> ImportReport:
+    """Walk <run_root>/<slug>/<task_id>/. A run covers the task folders it holds: each gets a row (a folder without
+    output.pptx is a missing artifact, failing the gate), and a figure without a folder is not part of the run. With
+    `tasks_file` (one task id per line) the listed tasks are the expected set: one without a folder is missing too.
+    Problems name the folder or the line: a task outside the corpus, or an output.pptx that differs from the stored
+    one, is rejected; a folder of an undeclared configuration is a warning. A deck arriving for a task recorded as
+    missing replaces that record (_artifact_replace_missing). The notes count each outcome per configuration."""
     specs = parse_configurations(configurations_file)
     configurations = configurations_declare(specs=specs)
     figures = corpus_selectors.figure_task_ids()
     report = ImportReport(source=str(run_root), noun="artifacts")
+    expected = _tasks_expected(tasks_file, figures, report) if tasks_file is not None else None
     declared = {c.slug for c in configurations}
     if run_root.is_dir():
         for child in sorted(run_root.iterdir()):
             if child.is_dir() and child.name not in declared:
                 report.warn(child, "configuration", "folder of an undeclared configuration")
-    missing = 0
+    total = _RunCounts()
     pending: list[Artifact] = []
     for configuration in configurations:
+        counts = _RunCounts()
         config_dir = run_root / configuration.slug
         task_dirs = {d.name: d for d in config_dir.iterdir() if d.is_dir()} if config_dir.is_dir() else {}
         for name in sorted(set(task_dirs) - set(figures)):
             report.reject(task_dirs[name], "task_id", f"{name!r} is not in the corpus")
+            counts.refused += 1
+        covered = set(task_dirs) & set(figures)
+        if expected is not None:
+            for name in sorted(covered - expected):
+                report.warn(task_dirs[name], "task_id", "not listed in --tasks (imported all the same)")
+            covered |= expected
         existing = {a.figure_id: a for a in Artifact.objects.filter(configuration=configuration)}
-        for task_id, figure_id in sorted(figures.items()):
-            task_dir = task_dirs.get(task_id)
+        for task_id in sorted(covered):
+            figure_id, task_dir = figures[task_id], task_dirs.get(task_id)
             stored = existing.get(figure_id)
-            if stored is not None:
-                pptx_path = task_dir / "output.pptx" if task_dir else None
-                now_sha = file_sha256(pptx_path) if pptx_path and pptx_path.is_file() else ""
-                if now_sha != stored.pptx_sha256:
-                    report.reject(
-                        task_dir or config_dir / task_id,
-                        "output.pptx",
-                        "differs from the stored artifact (one attempt per configuration and figure; the stored one is kept)",
-                    )
-                else:
-                    report.unchanged += 1
-            else:
+            if stored is None:
                 values = _artifact_fields(task_dir)
                 pending.append(Artifact(configuration=configuration, figure_id=figure_id, **values))
-                missing += values.get("gate_reason") == GateReason.MISSING
+                if values["gate_reason"] != GateReason.MISSING:
+                    counts.decks += 1
+                elif task_dir is not None:
+                    counts.missing_empty += 1
+                else:
+                    counts.missing_absent += 1
                 if len(pending) >= ARTIFACT_BATCH:
                     report.created += _artifacts_write(pending)
+            else:
+                _import_over_stored(stored, task_dir=task_dir or config_dir / task_id, report=report, counts=counts)
             if progress:
                 progress(1)
+        report.notes.append(counts.line(configuration.slug))
+        total.add(counts)
     report.created += _artifacts_write(pending)
-    if missing:
+    if len(configurations) > 1:
+        report.notes.append(total.line("all configurations"))
+    if missing := total.missing_empty + total.missing_absent:
         report.notes.append(f"{missing} artifacts without output.pptx (gate: missing)")
     return report
+
+
+def _import_over_stored(stored: Artifact, *, task_dir: Path, report: ImportReport, counts: _RunCounts) -> None:
+    """A task of the run whose artifact is stored already: the same deck (or still none) is unchanged, a deck for a
+    missing record replaces it, anything else is refused and the stored artifact kept."""
+    pptx_path = task_dir / "output.pptx"
+    now_sha = file_sha256(pptx_path) if pptx_path.is_file() else ""
+    if now_sha == stored.pptx_sha256:
+        report.unchanged += 1
+        counts.unchanged += 1
+    elif now_sha and _recorded_missing(stored):
+        kept, deleted = _artifact_replace_missing(artifact=stored, task_dir=task_dir)
+        if kept is None:
+            report.reject(task_dir, "output.pptx", "the missing record changed during the import; import again")
+            counts.refused += 1
+            return
+        report.created += 1
+        counts.decks += 1
+        counts.replaced += 1
+        if deleted or any(kept.values()):
+            on_it = ", ".join(f"{n} {name}" for name, n in kept.items() if n) or "nothing"
+            report.warn(
+                task_dir,
+                "output.pptx",
+                f"replaced the missing record of artifact {stored.pk}: {deleted} judge records of it deleted; "
+                f"kept on it (made on the missing record): {on_it}",
+            )
+    elif not task_dir.is_dir():
+        report.reject(
+            task_dir,
+            "task_id",
+            "listed in --tasks without a folder, but the stored artifact has output.pptx (the stored one is kept)",
+        )
+        counts.refused += 1
+    else:
+        report.reject(
+            task_dir,
+            "output.pptx",
+            "differs from the stored artifact (one attempt per configuration and figure; the stored one is kept)",
+        )
+        counts.refused += 1
+
+
+def _recorded_missing(artifact: Artifact) -> bool:
+    return artifact.gate_reason == GateReason.MISSING and not artifact.pptx_sha256
+
+
+def _artifact_replace_missing(*, artifact: Artifact, task_dir: Path) -> tuple[dict[str, int] | None, int]:
+    """Replace a missing record with the deck now in `task_dir`, in place: same id, so pool items and votes stay
+    linked. Every value an import, audit or rendering writes starts afresh (the gate, audit and rendering pending), so
+    audit_artifacts picks the deck up as any new one. Returns the human records left on it by kind, and how many judge
+    records were deleted; (None, 0) when the record is no longer missing (another import replaced it meanwhile).
+
+    Votes stay as they are: each keeps the render and audit it was made on (none here: the "No slide" placeholder), as
+    for any artifact rendered again; so do ratings and gate reviews, and the import's warning counts them. There is no
+    rule for the judge records of a changed artifact (the import refuses a changed deck), so here: they scored a deck
+    that did not exist, and a judge never scores an artifact again while its record stands, so they are deleted and
+    the judge's next pass scores the new deck."""
+    values = {
+        field.name: field.get_default()
+        for field in Artifact._meta.concrete_fields
+        if field.name not in ("id", "configuration", "figure")
+    }
+    values.update(_artifact_fields(task_dir), imported_at=timezone.now())
+    JudgeRecord = apps.get_model("scoring", "JudgeRecord")  # scoring builds on agents: no import of it here
+    with transaction.atomic():
+        if not Artifact.objects.filter(pk=artifact.pk, gate_reason=GateReason.MISSING, pptx_sha256="").update(**values):
+            return None, 0
+        deleted, _ = JudgeRecord.objects.filter(artifact_id=artifact.pk).delete()
+    return phantoms.human_records(artifact_id=artifact.pk), deleted
 
 
 def _artifacts_write(pending: list[Artifact]) -> int:

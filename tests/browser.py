@@ -2,6 +2,8 @@
 
 import contextlib
 import os
+import tempfile
+from pathlib import Path
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make beside it are plain sync calls.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -32,3 +34,17 @@ def chromium():
             # calls opened in here is not the one pytest-django closes, and left open it kept PostgreSQL from dropping
             # the test database at the end of the session ("being accessed by other users").
             connections.close_all()
+
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def screenshot_folder(name: str = "") -> Path:
+    """Where a browser test writes its screenshots: under docs/ for `make screenshots` (REFIG_SCREENSHOTS=1), else a
+    scratch folder, so `make test` leaves the checkout as it found it."""
+    if os.environ.get("REFIG_SCREENSHOTS") == "1":
+        folder = DOCS / name
+    else:
+        folder = Path(tempfile.gettempdir()) / "refig-screenshots" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder

@@ -43,7 +43,7 @@ def run_root(tmp_path):
     one_slide_deck(root / "m1-direct" / "t0" / "output.pptx", boxes=3)
     (root / "m1-direct" / "t0" / "output.py").write_text("from pptx import Presentation\n")
     multi_slide_deck(root / "m1-direct" / "t1" / "output.pptx", slides=3)
-    # m1-direct/t2: no folder at all → an artifact that fails the gate as missing.
+    (root / "m1-direct" / "t2").mkdir(parents=True)  # a task folder without output.pptx: fails the gate as missing
     (root / "m1-specialized" / "t0").mkdir(parents=True)
     (root / "m1-specialized" / "t0" / "output.pptx").write_bytes(b"this is not a zip file")
     one_slide_deck(root / "m1-specialized" / "t1" / "output.pptx", boxes=2)
