@@ -17,3 +17,10 @@ def cache_cleared():
 
     cache.clear()
     yield
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hasher(settings):
+    """Tests create many users; PBKDF2's deliberate slowness (about 0.25 s a password here) buys them nothing. The
+    production setting is untouched (config/settings.py keeps Django's default hashers)."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
