@@ -95,4 +95,6 @@ class BtEloConfig(AppConfig):
         # Adaptive studies ask bt_elo (which fits the ratings) where their next votes should go.
         from annotation.services.allocation import register_pair_planner
 
-        register_pair_planner(s.adaptive_pair_plan)
+        from . import services
+
+        register_pair_planner(services.adaptive_pair_plan)

@@ -408,52 +408,64 @@ def stability_panel(*, study: str | None = None) -> dict:
     }
 
 
-def adaptive_pair_plan(*, study, pair_votes: dict[tuple[int, int], int]) -> PairPlan:
+NO_PLAN = PairPlan(planned={}, priority={})
+
+
+def adaptive_plan_key(study_id: int, pair_votes: dict[tuple[int, int], int] | None = None) -> str:
+    """Cache key of a study's plan: for exactly these votes per pair, or (None) the latest plan made for any votes."""
+    if pair_votes is None:
+        return f"bt_elo:adaptive-plan:{study_id}:latest"
+    digest = hashlib.sha256(repr(sorted(pair_votes.items())).encode()).hexdigest()[:32]
+    return f"bt_elo:adaptive-plan:{study_id}:{digest}"
+
+
+def adaptive_plan_cached(*, study, pair_votes: dict[tuple[int, int], int]) -> tuple[PairPlan | None, bool]:
+    """What the next-item request may use without fitting anything: (the plan, whether it was made for exactly these
+    votes). The latest plan stands in while a fresher one is computed (the order is a heuristic: a plan a few votes
+    old still sends votes where the ranking was least settled); None before the first plan."""
+    fresh = cache.get(adaptive_plan_key(study.pk, pair_votes))
+    if fresh is not None:
+        return fresh, True
+    return cache.get(adaptive_plan_key(study.pk)), False
+
+
+def adaptive_plan_compute(*, study, pair_votes: dict[tuple[int, int], int]) -> PairPlan:
     """The next votes of an adaptive study (bt_elo.stability.next_pairs_adaptive over a batch of one vote per pair),
-    from its counted votes: Elo and 200 cluster-bootstrap draws. Cached per (study, votes per pair, floor), a key the
-    engine already holds, so only the first next-item call after a vote reads the comparisons and refits. (A revised
-    vote that leaves every pair's count unchanged keeps the plan until the next vote: the order is a heuristic.)
-    An empty plan (least covered first) before any vote."""
-    no_plan = PairPlan(planned={}, priority={})
-
-    def plan() -> PairPlan:
-        comparisons, configurations = _study_inputs(study.name)
-        ids = {c.slug: c.pk for c in annotation_selectors.study_configurations(study)}
-        configurations = [slug for slug in configurations if slug in ids]
-        if comparisons.empty or len(configurations) < 2:
-            return no_plan
-        index = {ids[slug]: n for n, slug in enumerate(configurations)}
-        counts = np.zeros((len(configurations), len(configurations)), dtype=np.int64)
-        for (x, y), n in pair_votes.items():
-            if x in index and y in index:
-                counts[index[x], index[y]] = counts[index[y], index[x]] = n
-        try:
-            boot = bradley_terry.bootstrap_elo(
-                comparisons, configurations=configurations, resamples=ADAPTIVE_RESAMPLES, seed=ELO_BOOTSTRAP_SEED
-            )
-        except np.linalg.LinAlgError:
-            # A few votes forming a perfect order (no cycle) can leave a bootstrap refit singular: serve least
-            # covered first until the votes say more, rather than fail the annotator's next item.
-            return no_plan
-        table = stability.next_pairs_adaptive(
-            configurations=configurations,
-            pair_votes=counts,
-            floor=study.adaptive_floor,
-            elo=boot.ratings.elo,
-            elo_draws=boot.samples,
-            batch=len(pair_votes),
+    from its counted votes: Elo and 200 cluster-bootstrap draws. Run by the analysis task, never inside a request; an
+    empty plan (least covered first) before any vote."""
+    comparisons, configurations = _study_inputs(study.name)
+    ids = {c.slug: c.pk for c in annotation_selectors.study_configurations(study)}
+    configurations = [slug for slug in configurations if slug in ids]
+    if comparisons.empty or len(configurations) < 2:
+        return NO_PLAN
+    index = {ids[slug]: n for n, slug in enumerate(configurations)}
+    counts = np.zeros((len(configurations), len(configurations)), dtype=np.int64)
+    for (x, y), n in pair_votes.items():
+        if x in index and y in index:
+            counts[index[x], index[y]] = counts[index[y], index[x]] = n
+    try:
+        boot = bradley_terry.bootstrap_elo(
+            comparisons, configurations=configurations, resamples=ADAPTIVE_RESAMPLES, seed=ELO_BOOTSTRAP_SEED
         )
-        keys = {frozenset(pair): pair for pair in pair_votes}
-        planned, priority = {}, {}
-        for row in table.itertuples():
-            pair = keys.get(frozenset((ids[row.upper], ids[row.lower])))
-            if pair is not None:
-                planned[pair], priority[pair] = int(row.next_votes), float(row.priority)
-        return PairPlan(planned=planned, priority=priority)
-
-    return cached_analysis(
-        "adaptive-plan", (study.pk, study.created_at, sorted(pair_votes.items()), study.adaptive_floor), plan
+    except np.linalg.LinAlgError:
+        # A few votes forming a perfect order (no cycle) can leave a bootstrap refit singular: serve least covered
+        # first until the votes say more.
+        return NO_PLAN
+    table = stability.next_pairs_adaptive(
+        configurations=configurations,
+        pair_votes=counts,
+        floor=study.adaptive_floor,
+        elo=boot.ratings.elo,
+        elo_draws=boot.samples,
+        batch=len(pair_votes),
     )
+    keys = {frozenset(pair): pair for pair in pair_votes}
+    planned, priority = {}, {}
+    for row in table.itertuples():
+        pair = keys.get(frozenset((ids[row.upper], ids[row.lower])))
+        if pair is not None:
+            planned[pair], priority[pair] = int(row.next_votes), float(row.priority)
+    return PairPlan(planned=planned, priority=priority)
 
 
 # Bounds that keep a planner request within a few seconds (the command takes any values).

@@ -221,3 +221,12 @@ def study_with_data(*, kinds: tuple[str, ...] | None = None) -> str | None:
         names = list(studies.values_list("name", flat=True)[:2])
         found = names[0] if len(names) == 1 else None
     return found
+
+
+def pair_votes(*, study: Study) -> dict[tuple[int, int], int]:
+    """Counted votes per configuration pair (config_x id, config_y id), as the pool's counters hold them."""
+    return {(x, y): votes for x, y, votes in study.pool_pairs.values_list("config_x_id", "config_y_id", "votes")}
+
+
+def study_by_id(*, study_id: int) -> Study | None:
+    return Study.objects.filter(pk=study_id).first()

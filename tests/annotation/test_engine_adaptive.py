@@ -6,6 +6,7 @@ one truly uncertain neighbour pair is known by construction.
 
 import numpy as np
 import pytest
+from django.test import TestCase
 
 from annotation import selectors, services
 from annotation.models import Lease, StudyPair
@@ -34,7 +35,9 @@ def cast(study, users, votes, seed):
     order = sorted(STRENGTH)
     for n in range(votes):
         user = users[n % len(users)]
-        lease = next_lease(study=study, annotator=user)
+        # The plan is refitted off the request, after its transaction commits: run those callbacks as a worker would.
+        with TestCase.captureOnCommitCallbacks(execute=True):
+            lease = next_lease(study=study, annotator=user)
         if lease is None:
             break
         a, b = lease.item.artifact_x, lease.item.artifact_y
@@ -102,20 +105,27 @@ def test_sides_balanced_and_no_item_served_twice_to_one_annotator():
         assert pair.x_left - pair.y_left == per_pair.get((pair.config_x_id, pair.config_y_id), 0)
 
 
-def test_the_plan_is_computed_once_per_vote_count(monkeypatch):
+def test_a_next_item_request_runs_no_fit_and_one_refresh_per_vote_count(
+    monkeypatch, django_capture_on_commit_callbacks
+):
+    """The refit (Elo and its bootstrap) runs in the analysis task queued after the request commits, never in the
+    request: two requests with no vote in between queue one refresh; the refresh fits once; a new vote queues another."""
     study = make_adaptive(figures=20, floor=1)
     users = [annotator("ann-a"), annotator("ann-b")]
     cast(study, users, 8, seed=1)
     calls = []
     real = bradley_terry.bootstrap_elo
     monkeypatch.setattr(bradley_terry, "bootstrap_elo", lambda *a, **k: calls.append(k) or real(*a, **k))
-    # Two annotators asking with no vote in between: one fit; a new vote: one more.
-    first = next_lease(study=study, annotator=users[0])
-    next_lease(study=study, annotator=users[1])
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        first = next_lease(study=study, annotator=users[0])
+        next_lease(study=study, annotator=users[1])
+    assert calls == [] and len(queued) == 1  # no fit in either request; one refresh queued
+    queued[0]()  # the worker's turn
     assert len(calls) == 1 and calls[0]["resamples"] < 1000
     submit_vote(token=first.token, annotator=users[0], outcome="a", dwell_ms=4000)
-    next_lease(study=study, annotator=users[0])
-    assert len(calls) == 2
+    with django_capture_on_commit_callbacks(execute=True) as queued:
+        next_lease(study=study, annotator=users[0])
+    assert len(queued) == 1 and len(calls) == 2
 
 
 def test_coverage_studies_keep_the_round_robin():
