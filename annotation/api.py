@@ -15,7 +15,9 @@ from core.roles import ANNOTATOR, COORDINATOR, RESEARCHER
 from core.tables import render_table
 
 from . import selectors, services
-from .models import Study
+from .models import GateReview, Study, StudyKind
+from .services import artifact_studies, gate_reviews, ratings
+from .services import quality as quality_services
 
 IsAnnotator = role_permission(ANNOTATOR)
 IsCoordinator = role_permission(COORDINATOR)
@@ -55,7 +57,7 @@ class ItemNextApi(AnnotatorApi):
         class Meta:
             ref_name = "AnnotateNextOutput"
 
-        state = serializers.ChoiceField(choices=["item", "done", "none", "paused"])
+        state = serializers.ChoiceField(choices=["item", "done", "waiting", "none", "paused"])
         item = serializers.DictField(required=False)
         summary = serializers.DictField(required=False)
         study = serializers.DictField(required=False)
@@ -88,9 +90,17 @@ class ItemNextApi(AnnotatorApi):
         first = states[0].study
         if paused and len(states) == 1:
             return Response({"state": "paused", "detail": paused, "study": _study_brief(first)})
+        # Never "session complete" over items that only wait for their renderings: say so, and to come back.
+        waiting = sum(
+            selectors.pairwise_waiting(s.study)
+            for s in states
+            if s.study.status == Study.Status.ACTIVE
+            and selectors.annotator_progress(study=s.study, user=request.user)["done"] < s.study.quota_per_annotator
+        )
         return Response(
             {
-                "state": "done",
+                "state": "waiting" if waiting else "done",
+                **({"detail": selectors.waiting_note(waiting) + "."} if waiting else {}),
                 "study": _study_brief(first),
                 "summary": selectors.annotator_summary(study=first, user=request.user),
             }
@@ -175,6 +185,7 @@ class StudyOutputSerializer(serializers.Serializer):
         ref_name = "Study"
 
     name = serializers.CharField()
+    kind = serializers.CharField()
     description = serializers.CharField()
     status = serializers.CharField()
     configurations = serializers.SerializerMethodField()
@@ -201,9 +212,13 @@ class StudyOutputSerializer(serializers.Serializer):
 
 class StudyListApi(APIView):
     class InputSerializer(serializers.ModelSerializer):
-        """The study's settings come from the model (defaults, limits, help): one place."""
+        """The study's settings come from the model (defaults, limits, help): one place. `kind`: pairwise (default),
+        gate_review or rating; the latter two take a description and a seed of the settings, and rating its axes."""
 
-        configurations = serializers.ListField(child=serializers.CharField(), min_length=2)
+        configurations = serializers.ListField(child=serializers.CharField(), min_length=1)
+        rating_axes = serializers.ListField(
+            child=serializers.CharField(max_length=60), required=False, help_text="rating studies: the axes rated 0-5"
+        )
         figures = serializers.ListField(
             child=serializers.CharField(), required=False, help_text="task ids; omitted: the whole corpus"
         )
@@ -221,7 +236,16 @@ class StudyListApi(APIView):
         class Meta:
             model = Study
             ref_name = "StudyCreateInput"
-            fields = ("name", "configurations", "figures", "figure_fields", "figure_sample", *services.STUDY_SETTINGS)
+            fields = (
+                "name",
+                "kind",
+                "configurations",
+                "figures",
+                "figure_fields",
+                "figure_sample",
+                "rating_axes",
+                *services.STUDY_SETTINGS,
+            )
             # Uniqueness is the service's to check (with a message naming the study), not the serializer's.
             extra_kwargs = {"name": {"validators": []}}
 
@@ -257,3 +281,176 @@ class StudyCoverageApi(APIView):
         frame = selectors.coverage_frame(study=study.name)
         payload = json.loads(render_table(frame, "json", name="coverage"))
         return Response({"study": study.name, "columns": payload["columns"], "rows": payload["rows"]})
+
+
+# --- the single-artifact screens (gate review, rating) and calibration ----------------------------------------------
+# The same shape as the comparison screen's API: next / submit / skip / undo, opaque tokens only. A screen works in the
+# annotator's first active study of its kind (study_of_kind_for_annotator), or in the one named in the body.
+class ArtifactScreenApi(AnnotatorApi):
+    kind = ""  # set per URL: StudyKind.GATE_REVIEW or StudyKind.RATING
+
+    def study(self, request):
+        study = selectors.study_of_kind_for_annotator(user=request.user, kind=self.kind, name=self.study_name(request))
+        if study is None:
+            raise NotFound(f"You are not assigned to a {self.kind.replace('_', '-')} study.")
+        return study
+
+    def item_response(self, study, lease, **extra) -> Response:
+        progress = selectors.artifact_progress(study=study, user=lease.annotator)
+        return Response(
+            {"state": "item", "item": selectors.artifact_lease_payload(lease=lease, progress=progress)} | extra
+        )
+
+
+class ArtifactNextApi(ArtifactScreenApi):
+    """The annotator's open artifact, or the next one; `waiting` when the artifacts left still wait for a rendering."""
+
+    class OutputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "ArtifactNextOutput"
+
+        state = serializers.ChoiceField(choices=["item", "done", "waiting", "paused"])
+        item = serializers.DictField(required=False)
+        summary = serializers.DictField(required=False, help_text="done, skipped, total, and pending: still unrendered")
+        study = serializers.DictField(required=False)
+        detail = serializers.CharField(required=False)
+
+    @extend_schema(request=ItemNextApi.InputSerializer, responses={200: OutputSerializer})
+    def post(self, request):
+        study = self.study(request)
+        try:
+            lease = artifact_studies.artifact_next(study=study, annotator=request.user)
+        except services.StudyUnavailable as error:
+            return Response({"state": "paused", "detail": error.detail, "study": _study_brief(study)})
+        if lease is not None:
+            return self.item_response(study, lease)
+        progress = selectors.artifact_progress(study=study, user=request.user)
+        return Response(
+            {
+                "state": "waiting" if progress["pending"] else "done",
+                "study": _study_brief(study),
+                "summary": progress,
+            }
+        )
+
+
+class GateReviewSubmitApi(ArtifactScreenApi):
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "GateReviewSubmitInput"
+
+        token = serializers.CharField(max_length=64)
+        verdict = serializers.ChoiceField(choices=["pass", GateReview.Gate.SEMANTIC, GateReview.Gate.RENDERING])
+        reason = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
+
+    @extend_schema(request=InputSerializer, responses={200: dict})
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        verdict = data.validated_data["verdict"]
+        gate_reviews.gate_review_submit(
+            token=data.validated_data["token"],
+            annotator=request.user,
+            gate_fail=verdict != "pass",
+            gate="" if verdict == "pass" else verdict,
+            reason=data.validated_data["reason"],
+        )
+        return Response({"stored": True})
+
+
+class RatingSubmitApi(ArtifactScreenApi):
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "RatingSubmitInput"
+
+        token = serializers.CharField(max_length=64)
+        ratings = serializers.DictField(child=serializers.IntegerField(), allow_empty=False)
+
+    @extend_schema(request=InputSerializer, responses={200: dict})
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        ratings.rating_submit(annotator=request.user, **data.validated_data)
+        return Response({"stored": True})
+
+
+class ArtifactSkipApi(ArtifactScreenApi):
+    @extend_schema(request=LeaseSkipApi.InputSerializer, responses={200: dict})
+    def post(self, request):
+        data = LeaseSkipApi.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        artifact_studies.artifact_lease_skip(annotator=request.user, **data.validated_data)
+        return Response({"skipped": True})
+
+
+class ArtifactUndoApi(ArtifactScreenApi):
+    """Withdraw the last judgement and serve its artifact again, with the judgement (`previous`) to put back."""
+
+    @extend_schema(request=ItemNextApi.InputSerializer, responses={200: dict})
+    def post(self, request):
+        study = self.study(request)
+        undo = gate_reviews.gate_review_undo if self.kind == StudyKind.GATE_REVIEW else ratings.rating_undo
+        undone = undo(study=study, annotator=request.user)
+        return self.item_response(study, undone.lease, previous=undone.previous)
+
+
+class CalibrationApi(AnnotatorApi):
+    """Calibration works in the annotator's pairwise study (the named one, or their first)."""
+
+    @staticmethod
+    def item_response(answer, **extra) -> Response:
+        progress = selectors.calibration_progress(study=answer.study, user=answer.annotator)
+        return Response(
+            {"state": "item", "item": selectors.calibration_payload(answer=answer, progress=progress)} | extra
+        )
+
+
+class CalibrationNextApi(CalibrationApi):
+    """The next practice item, or `done` with how many the study has (none at all is said as such)."""
+
+    @extend_schema(request=ItemNextApi.InputSerializer, responses={200: ItemNextApi.OutputSerializer})
+    def post(self, request):
+        study = self.study(request)
+        answer = quality_services.calibration_next(study=study, annotator=request.user)
+        if answer is not None:
+            return self.item_response(answer)
+        summary = selectors.calibration_progress(study=study, user=request.user)
+        return Response({"state": "done", "study": _study_brief(study), "summary": summary})
+
+
+class CalibrationAnswerApi(CalibrationApi):
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "CalibrationAnswerInput"
+
+        token = serializers.CharField(max_length=64)
+        outcome = serializers.CharField(max_length=20)
+
+    @extend_schema(request=InputSerializer, responses={200: dict})
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        answer = quality_services.calibration_answer(annotator=request.user, **data.validated_data)
+        return self.item_response(answer)
+
+
+class CalibrationSkipApi(CalibrationApi):
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "CalibrationSkipInput"
+
+        token = serializers.CharField(max_length=64)
+
+    @extend_schema(request=InputSerializer, responses={200: dict})
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        quality_services.calibration_skip(annotator=request.user, **data.validated_data)
+        return Response({"skipped": True})
+
+
+class CalibrationUndoApi(CalibrationApi):
+    @extend_schema(request=ItemNextApi.InputSerializer, responses={200: dict})
+    def post(self, request):
+        answer, previous = quality_services.calibration_undo(study=self.study(request), annotator=request.user)
+        return self.item_response(answer, previous={"outcome": previous})

@@ -392,12 +392,14 @@ class ArtifactLease(models.Model):
     class State(models.TextChoices):
         OPEN = "open"
         SUBMITTED = "submitted"
+        SKIPPED = "skipped"
 
     token = models.CharField(max_length=64, unique=True)
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="artifact_leases")
     artifact = models.ForeignKey("agents.Artifact", on_delete=models.CASCADE, related_name="+")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="artifact_leases")
     state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN)
+    skip_reason = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     closed_at = models.DateTimeField(null=True)
 
@@ -478,6 +480,7 @@ class CalibrationAnswer(models.Model):
     left_is_x = models.BooleanField()
     outcome = models.CharField(max_length=12, blank=True, default="", help_text="as shown: a, b, tie_…")
     correct = models.BooleanField(null=True)
+    skipped = models.BooleanField(default=False, help_text="set aside unanswered; never served again")
     created_at = models.DateTimeField(auto_now_add=True)
     answered_at = models.DateTimeField(null=True)
 

@@ -1,11 +1,12 @@
 from django.urls import path
 
 from . import api, views
+from .models import StudyKind
 
 app_name = "annotation"
 
 urlpatterns = [
-    path("annotate/", views.AnnotateView.as_view(), name="annotate"),
+    path("annotate/", views.StudyScreenView.as_view(), name="annotate"),
     path("annotate/img/<str:token>/<str:side>", views.LeaseImageView.as_view(), name="lease-image"),
     path("api/annotate/next/", api.ItemNextApi.as_view(), name="api-next"),
     path("api/annotate/submit/", api.ComparisonSubmitApi.as_view(), name="api-submit"),
@@ -28,6 +29,28 @@ urlpatterns = [
         name="calibration-image",
     ),
     path("coordinate/<slug:name>/quality/", views.StudyQualityView.as_view(), name="study-quality"),
+    path(
+        "coordinate/<slug:name>/quality/img/<int:pk>/<str:side>",
+        views.AdjudicationImageView.as_view(),
+        name="adjudication-image",
+    ),
+    # The gate-review, rating and calibration screens' API: the comparison screen's next / submit / skip / undo.
+    path("api/annotate/review/next/", api.ArtifactNextApi.as_view(kind=StudyKind.GATE_REVIEW), name="api-review-next"),
+    path(
+        "api/annotate/review/submit/",
+        api.GateReviewSubmitApi.as_view(kind=StudyKind.GATE_REVIEW),
+        name="api-review-submit",
+    ),
+    path("api/annotate/review/skip/", api.ArtifactSkipApi.as_view(kind=StudyKind.GATE_REVIEW), name="api-review-skip"),
+    path("api/annotate/review/undo/", api.ArtifactUndoApi.as_view(kind=StudyKind.GATE_REVIEW), name="api-review-undo"),
+    path("api/annotate/rate/next/", api.ArtifactNextApi.as_view(kind=StudyKind.RATING), name="api-rate-next"),
+    path("api/annotate/rate/submit/", api.RatingSubmitApi.as_view(kind=StudyKind.RATING), name="api-rate-submit"),
+    path("api/annotate/rate/skip/", api.ArtifactSkipApi.as_view(kind=StudyKind.RATING), name="api-rate-skip"),
+    path("api/annotate/rate/undo/", api.ArtifactUndoApi.as_view(kind=StudyKind.RATING), name="api-rate-undo"),
+    path("api/annotate/calibration/next/", api.CalibrationNextApi.as_view(), name="api-calibration-next"),
+    path("api/annotate/calibration/answer/", api.CalibrationAnswerApi.as_view(), name="api-calibration-answer"),
+    path("api/annotate/calibration/skip/", api.CalibrationSkipApi.as_view(), name="api-calibration-skip"),
+    path("api/annotate/calibration/undo/", api.CalibrationUndoApi.as_view(), name="api-calibration-undo"),
     # Last of the annotate/ paths: a study's own screen, by its name.
-    path("annotate/<slug:name>/", views.AnnotateView.as_view(), name="annotate-study"),
+    path("annotate/<slug:name>/", views.StudyScreenView.as_view(), name="annotate-study"),
 ]

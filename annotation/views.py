@@ -1,7 +1,6 @@
 """Pages: the blinded comparison screen, its per-lease images, the coordinator's studies and dashboard."""
 
 import re
-from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import messages
@@ -23,8 +22,7 @@ from corpus.protocol import ALLOCATIONS, PAPER_CONFIGURATIONS, PAPER_FIGURES, PA
 
 from . import quality as quality_rules
 from . import selectors, services
-from .models import GateReview, Lease, Purpose, Study, StudyKind
-from .services import artifact_studies, gate_reviews, ratings
+from .models import Item, Lease, Purpose, Study, StudyKind
 from .services import quality as quality_services
 
 
@@ -131,9 +129,15 @@ class StudyForm(forms.ModelForm):
 class ArtifactStudyForm(forms.Form):
     """A gate-review or rating study (issue 15): one artifact at a time."""
 
-    name = forms.SlugField(max_length=80)
+    name = forms.SlugField(max_length=80, error_messages={"invalid": STUDY_NAME_RULE})
     kind = forms.ChoiceField(choices=[(StudyKind.GATE_REVIEW, "gate review"), (StudyKind.RATING, "rating")])
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
     configurations = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
+    figures = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "task ids, one per line"}),
+        help_text="empty: every figure of the corpus",
+    )
     figure_sample = forms.IntegerField(required=False, min_value=1, max_value=10_000_000, label="sample size")
     rating_axes = forms.CharField(
         required=False,
@@ -149,6 +153,9 @@ class ArtifactStudyForm(forms.Form):
 
     def clean_rating_axes(self) -> list[str] | None:
         return [a for a in re.split(r"[\s,;]+", self.cleaned_data["rating_axes"]) if a] or None
+
+    def clean_figures(self) -> list[str]:
+        return [t for t in re.split(r"[\s,;]+", self.cleaned_data["figures"]) if t]
 
 
 class PlannerForm(forms.Form):
@@ -173,6 +180,10 @@ class InviteForm(forms.Form):
     email = forms.EmailField(required=False)
 
 
+# The dashboard's assign box: where creating a study lands, and what a study without annotators points to.
+ASSIGN_ANCHOR = "assign"
+
+
 def annotator_users():
     return get_user_model().objects.filter(groups__name=ANNOTATOR).order_by("username")
 
@@ -183,9 +194,12 @@ class CoordinateView(RoleRequiredMixin, TemplateView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        context["studies"] = selectors.study_list().prefetch_related("configurations", "annotators")
+        # Pairwise studies first, then gate-review and rating studies; the newest first within each.
+        studies = selectors.study_list().prefetch_related("configurations", "annotators")
+        context["studies"] = sorted(studies, key=lambda s: s.kind != StudyKind.PAIRWISE)
         context.setdefault("form", StudyForm())
         context.setdefault("artifact_form", ArtifactStudyForm())
+        context["assign_anchor"] = ASSIGN_ANCHOR
         context.update(self._plan())
         return context
 
@@ -218,45 +232,55 @@ class CoordinateView(RoleRequiredMixin, TemplateView):
             except AppError as error:
                 form.add_error(None, error.detail)
             else:
-                messages.success(request, f"Study {study.name} created.")
-                return redirect("annotation:study-dashboard", name=study.name)
+                return self.created(request, study)
         return self.render_to_response(self.get_context_data(form=form))
 
     def artifact_study(self, request):
         form = ArtifactStudyForm(request.POST)
         if form.is_valid():
             try:
-                study = artifact_studies.artifact_study_create(**form.cleaned_data)
+                study = services.study_create(**form.cleaned_data)
             except AppError as error:
                 form.add_error(None, error.detail)
             else:
-                messages.success(request, f"{study.kind} study {study.name} created.")
-                return redirect("annotation:study-dashboard", name=study.name)
+                return self.created(request, study)
         return self.render_to_response(self.get_context_data(artifact_form=form))
+
+    @staticmethod
+    def created(request, study: Study):
+        """To the new study's dashboard, at its assign box: nobody works in a study until it has annotators."""
+        kind = "Study" if study.kind == StudyKind.PAIRWISE else f"{study.get_kind_display().capitalize()} study"
+        messages.success(request, f"{kind} {study.name} created. Next: assign its annotators (below).")
+        return redirect(reverse("annotation:study-dashboard", kwargs={"name": study.name}) + f"#{ASSIGN_ANCHOR}")
 
 
 class StudyDashboardView(RoleRequiredMixin, TemplateView):
     roles = (COORDINATOR, RESEARCHER)
     template_name = "annotation/dashboard.html"
 
-    def get(self, request, *args, **kwargs):
-        study = get_object_or_404(Study, name=self.kwargs["name"])
-        if study.kind != StudyKind.PAIRWISE:
-            # Coverage, leaderboard and overlap belong to pairwise studies; a gate-review or rating study's picture is
-            # its agreement tables.
-            return redirect(f"{reverse('bt_elo:agreement')}?{urlencode({'study': study.name})}")
-        return super().get(request, *args, **kwargs)
-
     def get_context_data(self, **kwargs):
+        """Every kind: what is left (selectors.study_progress) and the manage box. Pairwise: coverage, leaderboard and
+        overlap (selectors.study_dashboard); gate review and rating: artifacts, judgements and agreement so far."""
         context = super().get_context_data(**kwargs)
         study = get_object_or_404(Study, name=self.kwargs["name"])
         assigned = set(study.annotators.values_list("pk", flat=True))
+        if study.kind == StudyKind.PAIRWISE:
+            board = selectors.study_dashboard(study=study)
+        else:
+            board = selectors.artifact_study_dashboard(study=study)
+            # frame_html escapes every cell itself.
+            board["agreement"] = [
+                {"title": title, "table": table, "html": mark_safe(frame_html(frame)), "rows": len(frame)}  # noqa: S308
+                for title, table, frame in board["agreement"]
+            ]
         context.update(
             study=study,
-            board=selectors.study_dashboard(study=study),
+            board=board,
+            progress=selectors.study_progress(study=study),
             invite_form=InviteForm(),
             users=[(u, u.pk in assigned) for u in annotator_users()],
             statuses=Study.Status.values,
+            assign_anchor=ASSIGN_ANCHOR,
         )
         return context
 
@@ -298,55 +322,31 @@ class StudyDashboardView(RoleRequiredMixin, TemplateView):
 
 
 # --- issue 15: gate review, rating and calibration screens; quality control and adjudication -----------------------
-class _ArtifactScreen(RoleRequiredMixin, TemplateView):
-    """A single-artifact screen (gate review or rating): the annotator's open artifact lease, submitted by a form.
-    Only the opaque token and token-addressed images reach the page."""
+class _TaskScreen(RoleRequiredMixin, TemplateView):
+    """A blinded single-item screen (gate review, rating, calibration), built like the comparison screen: the page
+    carries its API's URLs and the study's name only; every item arrives through the API by opaque token."""
 
     roles = (ANNOTATOR,)
     kind = ""
 
+    def study(self):
+        return selectors.study_of_kind_for_annotator(user=self.request.user, kind=self.kind)
+
     def get_context_data(self, **kwargs):
-        context = super().get_context_data(**kwargs)
-        study = selectors.study_of_kind_for_annotator(user=self.request.user, kind=self.kind)
-        context["study_status"] = study.status if study else None
-        context["item"] = None
-        if study is not None and study.status == Study.Status.ACTIVE:
-            lease = artifact_studies.artifact_next(study=study, annotator=self.request.user)
-            context["item"] = selectors.artifact_lease_payload(lease=lease) if lease else None
-        return context
+        return super().get_context_data(**kwargs) | {"study": self.study()}
 
     def get(self, request, *args, **kwargs):
         response = super().get(request, *args, **kwargs)
         response["Cache-Control"] = "private, no-store"
         return response
 
-    def post(self, request):
-        try:
-            self.submit(request)
-        except AppError as error:
-            messages.error(request, error.detail)
-        return redirect(request.path)
 
-
-class GateReviewView(_ArtifactScreen):
+class GateReviewView(_TaskScreen):
     template_name = "annotation/gate_review.html"
     kind = StudyKind.GATE_REVIEW
 
-    def get_context_data(self, **kwargs):
-        return super().get_context_data(**kwargs) | {"gates": (GateReview.Gate.SEMANTIC, GateReview.Gate.RENDERING)}
 
-    def submit(self, request):
-        verdict = request.POST.get("verdict", "")
-        gate_reviews.gate_review_submit(
-            token=request.POST.get("token", ""),
-            annotator=request.user,
-            gate_fail=verdict != "pass",
-            gate="" if verdict == "pass" else verdict,
-            reason=request.POST.get("reason", ""),
-        )
-
-
-class RatingView(_ArtifactScreen):
+class RatingView(_TaskScreen):
     template_name = "annotation/rating.html"
     kind = StudyKind.RATING
 
@@ -354,14 +354,6 @@ class RatingView(_ArtifactScreen):
         return super().get_context_data(**kwargs) | {
             "scale": range(quality_rules.RATING_MIN, quality_rules.RATING_MAX + 1)
         }
-
-    def submit(self, request):
-        axes = [key.removeprefix("axis-") for key in request.POST if key.startswith("axis-")]
-        ratings.rating_submit(
-            token=request.POST.get("token", ""),
-            annotator=request.user,
-            ratings={axis: request.POST[f"axis-{axis}"] for axis in axes},
-        )
 
 
 class ArtifactImageView(RoleRequiredMixin, View):
@@ -378,38 +370,15 @@ class ArtifactImageView(RoleRequiredMixin, View):
         return response
 
 
-class CalibrationView(RoleRequiredMixin, TemplateView):
-    """Onboarding: calibration items of the annotator's pairwise study, the expert's answer and explanation shown after
-    each vote. Never counted, never a Comparison."""
+class CalibrationView(_TaskScreen):
+    """Onboarding: the practice items of the annotator's pairwise study, the expert's answer and explanation shown after
+    each answer. Never counted, never a Comparison."""
 
-    roles = (ANNOTATOR,)
     template_name = "annotation/calibration.html"
 
-    def get_context_data(self, **kwargs):
-        context = super().get_context_data(**kwargs)
+    def study(self):
         state = selectors.study_for_annotator(user=self.request.user)
-        token = self.request.GET.get("answered", "")
-        answer = selectors.calibration_owned(token=token, user=self.request.user) if token else None
-        if answer is None and state is not None:
-            answer = quality_services.calibration_next(study=state.study, annotator=self.request.user)
-        context["item"] = selectors.calibration_payload(answer=answer) if answer else None
-        return context
-
-    def get(self, request, *args, **kwargs):
-        response = super().get(request, *args, **kwargs)
-        response["Cache-Control"] = "private, no-store"
-        return response
-
-    def post(self, request):
-        token = request.POST.get("token", "")
-        try:
-            quality_services.calibration_answer(
-                token=token, annotator=request.user, outcome=request.POST.get("outcome", "")
-            )
-        except AppError as error:
-            messages.error(request, error.detail)
-            return redirect("annotation:calibration")
-        return redirect(f"{reverse('annotation:calibration')}?answered={token}")
+        return state.study if state is not None else None
 
 
 class CalibrationImageView(RoleRequiredMixin, View):
@@ -431,6 +400,13 @@ class StudyQualityView(RoleRequiredMixin, TemplateView):
     roles = (COORDINATOR, RESEARCHER)
     template_name = "annotation/quality.html"
 
+    def get(self, request, *args, **kwargs):
+        study = get_object_or_404(Study, name=self.kwargs["name"])
+        if study.kind != StudyKind.PAIRWISE:
+            # A gate-review or rating study's quality is its raters' agreement, on its dashboard.
+            return redirect(reverse("annotation:study-dashboard", kwargs={"name": study.name}) + "#agreement")
+        return super().get(request, *args, **kwargs)
+
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         study = get_object_or_404(Study, name=self.kwargs["name"], kind=StudyKind.PAIRWISE)
@@ -440,8 +416,8 @@ class StudyQualityView(RoleRequiredMixin, TemplateView):
             quality_html=frame_html(frame),
             notes=frame.attrs.get("notes", []),
             annotators=list(frame["annotator"]),
-            disagreements=selectors.disagreements(study=study),
-            labels=quality_services.LABELS,
+            disagreements=selectors.adjudication_rows(study=study),
+            labels=selectors.ADJUDICATION_CHOICES,
             attention_items=study.items.filter(purpose=Purpose.ATTENTION).count(),
             attention_candidates=len(quality_services.attention_candidates(study=study)),
         )
@@ -466,8 +442,11 @@ class StudyQualityView(RoleRequiredMixin, TemplateView):
                 messages.success(request, "Exclusion lifted.")
             elif action == "attention":
                 count = int(request.POST.get("count") or 0)
-                added = quality_services.attention_items_add(study=study, count=count)
-                messages.success(request, f"{len(added)} attention items in the study.")
+                result = quality_services.attention_items_set(study=study, count=count)
+                kept = f" ({result.served_kept} already served are kept: their votes measure attention)"
+                messages.success(
+                    request, f"{result.items} attention items in the study{kept if result.served_kept else ''}."
+                )
             elif action == "adjudicate":
                 item_id = request.POST.get("item", "")
                 quality_services.adjudication_save(
@@ -490,3 +469,34 @@ class StudyQualityView(RoleRequiredMixin, TemplateView):
         except (AppError, ValueError) as error:
             messages.error(request, getattr(error, "detail", str(error)))
         return redirect("annotation:study-quality", name=study.name)
+
+
+class AdjudicationImageView(RoleRequiredMixin, View):
+    """/coordinate/<study>/quality/img/<item>/<source|x|y>: an adjudicated item's images, for coordinators."""
+
+    roles = (COORDINATOR, RESEARCHER)
+
+    def get(self, request, name: str, pk: int, side: str):
+        items = Item.objects.select_related("figure", "artifact_x", "artifact_y")
+        item = get_object_or_404(items, study__name=name, pk=pk)
+        if side not in selectors.ADJUDICATION_IMAGE_SIDES:
+            raise Http404("no such image")
+        response = HttpResponse(selectors.adjudication_image(item=item, side=side), content_type="image/png")
+        response["Cache-Control"] = "private, no-store"
+        return response
+
+
+class StudyScreenView(AnnotateView):
+    """/annotate/ and /annotate/<name>/ over studies of every kind (AnnotateView's pages: the annotator's studies, or
+    one study's comparison screen): a gate-review or rating study, chosen by name or as the annotator's only study,
+    opens its own screen."""
+
+    def get(self, request, *args, name: str | None = None, **kwargs):
+        studies = selectors.annotator_study_list(user=request.user)
+        if name is not None:
+            chosen = next((s for s in studies if s["name"] == name), None)
+        else:
+            chosen = studies[0] if len(studies) == 1 else None
+        if chosen is not None and chosen["kind"] != StudyKind.PAIRWISE:
+            return redirect(chosen["url"])
+        return super().get(request, *args, name=name, **kwargs)

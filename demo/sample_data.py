@@ -8,6 +8,7 @@ needs no LibreOffice. Each loader is idempotent and returns one line (or several
 
 from __future__ import annotations
 
+import csv
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +20,8 @@ from agents import selectors as agent_selectors
 from agents.services import artifact_audit, artifact_rendering_attach, artifacts_import
 from annotation import selectors as annotation_selectors
 from annotation import services as annotation_services
-from annotation.services import gate_reviews, ratings
+from annotation.models import StudyKind
+from annotation.services import artifact_studies, gate_reviews, ratings
 from corpus.services import corpus_import
 from scoring.models import PptbenchScore
 from scoring.services import judge_records_import, pptbench_scores_import
@@ -28,6 +30,11 @@ from . import bundled
 
 DEMO_TARGET_PER_PAIR = 30  # the densest pair has 20 imported votes plus overlap: items remain to vote on
 DEMO_QUOTA = 1000
+# The demo's gate-review and rating studies (PPTBench's and PPTArena's protocols): name, kind, bundle file, about.
+DEMO_ARTIFACT_STUDIES = (
+    ("demo-gate-review", StudyKind.GATE_REVIEW, "gate_reviews.csv", "gate review of every configuration's slide"),
+    ("demo-ratings", StudyKind.RATING, "ratings.csv", "0-5 ratings of every configuration's slide"),
+)
 
 
 def load_sample_corpus_and_artifacts() -> str:
@@ -95,11 +102,12 @@ def load_sample_scores() -> str:
 
 
 def load_sample_study() -> str:
-    """The synthetic `demo` study with its simulated votes, the sample annotator assigned; then the demo's gate-review
-    and rating studies (PPTBench's and PPTArena's protocols), simulated like its votes.
+    """The synthetic `demo` study with its simulated votes; then the demo's gate-review and rating studies
+    (PPTBench's and PPTArena's protocols), simulated like its votes. The sample annotator is assigned to all three.
 
-    The study is created before its votes are imported so its settings are the demo's: a target per pair above the
-    imported votes and a generous quota, so the `annotator` account still has items to vote on.
+    Each study is created before its votes or judgements are imported so its settings are the demo's (the pairwise
+    one: a target per pair above the imported votes and a generous quota), so the `annotator` account still has items
+    to work on in each.
     """
     slugs = bundled.configuration_slugs()
     if len(agent_selectors.configurations_by_slugs(slugs=slugs)) < len(slugs):
@@ -120,6 +128,8 @@ def load_sample_study() -> str:
     report = annotation_services.comparisons_import(path=bundled.BUNDLE_DIR / "battles.csv")
     annotators = get_user_model().objects.filter(username="annotator")
     annotation_services.study_annotators_set(study=study, users=annotators)
+    for name, kind, file, about in DEMO_ARTIFACT_STUDIES:
+        load_demo_artifact_study(name=name, kind=kind, path=bundled.BUNDLE_DIR / file, about=about, slugs=slugs)
     reviews = gate_reviews.gate_reviews_import(path=bundled.BUNDLE_DIR / "gate_reviews.csv", study="demo-gate-review")
     rating_report = ratings.ratings_import(path=bundled.BUNDLE_DIR / "ratings.csv", study="demo-ratings")
     if not created and not report.created:
@@ -127,8 +137,30 @@ def load_sample_study() -> str:
     return (
         f"demo study {bundled.DEMO_STUDY!r}: {len(slugs)} configurations, {report.created} simulated votes "
         f"imported, annotator assigned; demo-gate-review: {reviews.created} reviews; demo-ratings: {rating_report.created} "
-        "ratings"
+        "ratings (both with the annotator assigned)"
     )
+
+
+def load_demo_artifact_study(*, name: str, kind: str, path: Path, about: str, slugs: list[str]) -> None:
+    """A demo gate-review or rating study over every demo configuration on the figures its simulated judgements cover,
+    with the sample annotator assigned, so that they have every artifact of it left to judge (the simulated reviewers
+    and raters are not accounts). A study an earlier demo's import created bare gets its configurations."""
+    with path.open(newline="", encoding="utf-8") as rows:
+        task_ids = sorted({row["task_id"] for row in csv.DictReader(rows)})
+    study = annotation_selectors.study_list().filter(name=name).first()
+    if study is None:
+        study = annotation_services.study_create(
+            name=name,
+            kind=kind,
+            configurations=slugs,
+            figures=task_ids,
+            description=f"[synthetic] Demo {about}: {bundled.SYNTHETIC_NOTE}.",
+            seed=bundled.bundle_index()["seed"],
+        )
+    elif not study.configurations.exists():
+        artifact_studies.artifact_study_links_set(study=study, configurations=slugs, figures=task_ids)
+    annotators = get_user_model().objects.filter(username="annotator")
+    annotation_services.study_annotators_set(study=study, users=[*study.annotators.all(), *annotators])
 
 
 # The corpus and artifacts first, then what refers to them.

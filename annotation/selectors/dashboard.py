@@ -1,16 +1,31 @@
-"""The coordinator's dashboard of a pairwise study: the coverage matrix of its configuration pairs, each cell with a
+"""The coordinator's dashboards. A pairwise study's: the coverage matrix of its configuration pairs, each cell with a
 heat colour (a CSS hsl() from pale red to green as the pair nears its target), the figures covered, the overlap items,
 the open leases, and each annotator's throughput, dwell, skip rate and left-side share. Pairs are counted as the
-coverage table counts them (tables.coverage_frame), so the page and the table never disagree."""
+coverage table counts them (tables.coverage_frame), so the page and the table never disagree. A gate-review or rating
+study's: its artifacts, the judgements so far by rater and the agreement tables. Every kind's: what is left
+(study_progress: votes still needed, the time to finish at the last day's pace, items waiting for their renderings,
+who is behind; the arithmetic is annotation.progress)."""
 
 from __future__ import annotations
 
+import itertools
 import statistics
+from datetime import datetime, timedelta
 
+import pandas as pd
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from ..models import Item, Lease, Study
+from .. import progress
+from ..models import ArtifactLease, Item, Lease, Rating, Study, StudyKind
+from .pool import pairwise_waiting
+from .quality_tables import (
+    gate_review_agreement_frame,
+    gate_review_vs_automated_frame,
+    rating_agreement_frame,
+    rating_consistency_frame,
+)
+from .screens import study_artifact_ids
 from .studies import _current, pair_target, study_configurations
 from .tables import _pair_counts, sparse_threshold
 
@@ -136,4 +151,155 @@ def study_dashboard(*, study: Study) -> dict:
         "items_voted": items_voted,
         "overlap_target": int(round(study.overlap_rate * items_voted)),
         "open_leases": Lease.objects.filter(study=study, state=Lease.State.OPEN, expires_at__gt=timezone.now()).count(),
+    }
+
+
+def _pair_votes(study: Study) -> list[int]:
+    """Counted votes per configuration pair, both orientations together (as coverage_frame counts them)."""
+    counts = _pair_counts(study)
+    return [
+        counts.get((x.pk, y.pk), 0) + counts.get((y.pk, x.pk), 0)
+        for x, y in itertools.combinations(study_configurations(study), 2)
+    ]
+
+
+def study_progress(*, study: Study, now: datetime | None = None) -> dict:
+    """What is left of a study of any kind: the votes still needed to reach its target, the votes of the last day and
+    the time to finish at that pace, the items waiting for their renderings, and each assigned annotator's votes, what
+    is left to them and their last day, those behind the others flagged.
+
+    Pairwise: every pair's target is pair_target; still needed is Σ over pairs of max(0, target − counted votes), the
+    pace is the counted votes of the last day, and an annotator's left is their quota less their votes. Gate review and
+    rating: every assigned annotator judges every artifact of the study once; still needed is Σ over them (or over one
+    annotator yet to be assigned) of max(0, artifacts − artifacts they judged or set aside), the pace their judgements
+    of the last day."""
+    since = (now or timezone.now()) - timedelta(hours=progress.PACE_WINDOW_HOURS)
+    assigned = list(study.annotators.order_by("username").values_list("pk", "username"))
+    ids = [pk for pk, _ in assigned]
+    if study.kind == StudyKind.PAIRWISE:
+        target, unit = pair_target(study), "pair"
+        needed = progress.votes_still_needed(_pair_votes(study), target=target)
+        last_day = _current(study).filter(counted=True, excluded=False, created_at__gte=since).count()
+        rows = (
+            _current(study)
+            .filter(annotator_id__in=ids, lease__isnull=False)
+            .values_list("annotator_id")
+            .annotate(n=Count("id"), day=Count("id", filter=Q(created_at__gte=since)))
+            .order_by()
+        )
+        per = {pk: (n, day) for pk, n, day in rows}
+        handled = {pk: per.get(pk, (0, 0))[0] for pk in ids}
+        left = {pk: max(0, study.quota_per_annotator - handled[pk]) for pk in ids}
+        waiting = pairwise_waiting(study)
+    else:
+        every = study_artifact_ids(study=study)
+        target, unit = len(every), "annotator"
+        waiting = target - len(study_artifact_ids(study=study, final_only=True))
+        rows = (
+            ArtifactLease.objects.filter(study=study, annotator_id__in=ids)
+            .exclude(state=ArtifactLease.State.OPEN)
+            .values_list("annotator_id")
+            .annotate(
+                n=Count("id", filter=Q(state=ArtifactLease.State.SUBMITTED)),
+                day=Count("id", filter=Q(state=ArtifactLease.State.SUBMITTED, closed_at__gte=since)),
+                handled=Count("id"),
+            )
+            .order_by()
+        )
+        per = {pk: (n, day) for pk, n, day, _ in rows}
+        handled = {pk: 0 for pk in ids} | {pk: h for pk, _, _, h in rows}
+        left = {pk: max(0, target - handled[pk]) for pk in ids}
+        # Before anyone is assigned, the study still needs one annotator's judgement of every artifact.
+        needed = progress.votes_still_needed(list(handled.values()) or [0], target=target)
+        last_day = sum(day for _, day in per.values())
+    done = {name: per.get(pk, (0, 0))[0] for pk, name in assigned}
+    behind = progress.annotators_behind(done)
+    finish = progress.time_to_finish(needed=needed, votes_last_day=last_day)
+    return {
+        "target": target,
+        "unit": unit,
+        "needed": needed,
+        "votes_last_day": last_day,
+        "finish": finish,
+        "finish_text": finish.text,
+        "waiting": waiting,
+        "annotators": [
+            {
+                "annotator": name,
+                "done": done[name],
+                "left": left[pk],
+                "last_day": per.get(pk, (0, 0))[1],
+                "behind": name in behind,
+            }
+            for pk, name in assigned
+        ],
+        "behind": behind,
+    }
+
+
+def _agreement_tables(study: Study) -> list[tuple[str, str, pd.DataFrame]]:
+    """(title, table name, frame) of the agreement tables of a gate-review or rating study, as far as its judgements
+    go (the same frames as /api/tables/<name>/?study=...)."""
+    if study.kind == StudyKind.GATE_REVIEW:
+        return [
+            ("Reviewers with each other", "gate-review-agreement", gate_review_agreement_frame(study=study.name)),
+            (
+                "Reviewers with the automated gate",
+                "gate-review-vs-automated",
+                gate_review_vs_automated_frame(study=study.name),
+            ),
+        ]
+    return [
+        ("Human raters with each judge", "rating-agreement", rating_agreement_frame(study=study.name)),
+        ("Each judge with its own repeated runs", "rating-consistency", rating_consistency_frame(study=study.name)),
+    ]
+
+
+def artifact_judgements(*, study: Study) -> list[tuple[str, int, bool | None, bool]]:
+    """A gate-review or rating study's judgements, imported ones included: (rater, artifact id, gate_fail, imported)
+    per gate review, or per human's ratings of one artifact (gate_fail None)."""
+    if study.kind == StudyKind.GATE_REVIEW:
+        return list(study.gate_reviews.values_list("reviewer", "artifact_id", "gate_fail", "imported"))
+    rows = (
+        study.ratings.filter(rater_kind=Rating.RaterKind.HUMAN)
+        .values_list("rater", "artifact_id", "imported")
+        .distinct()
+        .order_by()
+    )
+    return [(rater, artifact, None, imported) for rater, artifact, imported in rows]
+
+
+def artifact_study_dashboard(*, study: Study) -> dict:
+    """A gate-review or rating study's dashboard: its artifacts (ready, waiting for their renderings), the judgements
+    so far (a gate review, or a human's ratings of one artifact on the study's axes) by rater, the artifacts judged by
+    at least two raters (what agreement is computed over), the open items and the agreement tables."""
+    every = study_artifact_ids(study=study)
+    ready = len(study_artifact_ids(study=study, final_only=True))
+    judgements = artifact_judgements(study=study)
+    raters: dict[str, dict] = {}
+    raters_of: dict[int, set[str]] = {}
+    for rater, artifact, gate_fail, imported in judgements:
+        entry = raters.setdefault(rater, {"rater": rater, "judgements": 0, "failures": 0, "imported": 0})
+        entry["judgements"] += 1
+        entry["failures"] += int(bool(gate_fail))
+        entry["imported"] += int(imported)
+        raters_of.setdefault(artifact, set()).add(rater)
+    return {
+        "artifacts": len(every),
+        "ready": ready,
+        "judgements": len(judgements),
+        "artifacts_judged": len(raters_of),
+        "artifacts_overlap": sum(1 for names in raters_of.values() if len(names) >= 2),
+        "raters": [
+            entry
+            | {
+                "fail_share": round(entry["failures"] / entry["judgements"], 3)
+                if study.kind == StudyKind.GATE_REVIEW
+                else None
+            }
+            for entry in sorted(raters.values(), key=lambda e: e["rater"])
+        ],
+        "open_leases": ArtifactLease.objects.filter(study=study, state=ArtifactLease.State.OPEN).count(),
+        "axes": list(study.rating_axes) if study.kind == StudyKind.RATING else [],
+        "agreement": _agreement_tables(study),
     }

@@ -1,5 +1,5 @@
 """The bytes of the images annotators are shown: a pairwise lease's source figure and two slides, a gate-review or
-rating lease's figure and slide, a calibration item's three. Stored bytes that carry pixels only are served as they
+rating lease's figure and slide, a calibration item's three (and, for coordinators, an adjudicated item's three). Stored bytes that carry pixels only are served as they
 are, others are cleaned once (core.png) and cached; a slide without a rendering gets a placeholder drawn with PIL that
 says why in plain words. A source figure is served from its metadata-free copy, which corpus.services makes on first
 use for figures imported before such copies existed: the one write behind these reads, left here so that the image
@@ -22,17 +22,18 @@ from ..models import Lease
 
 IMAGE_SIDES = ("source", "a", "b")  # a pairwise lease's images, and a calibration item's
 ARTIFACT_IMAGE_SIDES = ("source", "a")  # a gate-review or rating lease's images
+ADJUDICATION_IMAGE_SIDES = ("source", "x", "y")  # an adjudicated item's, in the item's own terms (coordinators only)
 
 
 # What the annotator reads in place of a slide that has no rendering, by gate reason (never the file's name or detail).
 PLACEHOLDER_TEXT = {
-    "missing": ("No slide", "The agent produced no deck for this figure (the file is missing)."),
-    "not_a_zip": ("No slide", "The deck failed: the file is not a PowerPoint file."),
-    "corrupt": ("No slide", "The deck failed: the file is corrupt and cannot be opened."),
-    "no_slides": ("No slide", "The deck failed: it has no slide."),
-    "multiple_slides": ("No slide", "The deck failed: it has more than one slide."),
-    "too_large": ("No slide", "The deck failed: the file is too large to open safely."),
-    "audit_timeout": ("No slide", "The deck failed: reading it took too long."),
+    "missing": ("No rendering", "The deck failed the gate: the agent produced no file for this figure."),
+    "not_a_zip": ("No rendering", "The deck failed the gate: the file is not a PowerPoint file."),
+    "corrupt": ("No rendering", "The deck failed the gate: corrupt file, it cannot be opened."),
+    "no_slides": ("No rendering", "The deck failed the gate: it has no slide."),
+    "multiple_slides": ("No rendering", "The deck failed the gate: it has more than one slide."),
+    "too_large": ("No rendering", "The deck failed the gate: the file is too large to open safely."),
+    "audit_timeout": ("No rendering", "The deck failed the gate: reading it took too long."),
     "render_failed": ("No rendering", "The deck opened but could not be rendered to an image."),
     "render_timeout": ("No rendering", "The deck opened but rendering it took too long."),
 }
@@ -78,14 +79,22 @@ def lease_image(*, lease: Lease, side: str) -> bytes:
     that, or put there by hand) are cleaned once and the result cached."""
     item = lease.item
     if side == "source":
-        name = corpus_services.figure_clean_image(figure=item.figure)
-    else:
-        a, b = (item.artifact_x, item.artifact_y) if lease.left_is_x else (item.artifact_y, item.artifact_x)
-        artifact = a if side == "a" else b
-        name = artifact.render_png.name
-        if not name:
-            return _placeholder_png(*PLACEHOLDER_TEXT.get(artifact.gate_reason, PLACEHOLDER_DEFAULT))
-    return stored_png(name)
+        return source_png(item.figure)
+    a, b = (item.artifact_x, item.artifact_y) if lease.left_is_x else (item.artifact_y, item.artifact_x)
+    return slide_png(a if side == "a" else b)
+
+
+def source_png(figure) -> bytes:
+    """A source figure as every screen shows it: its metadata-free copy."""
+    return stored_png(corpus_services.figure_clean_image(figure=figure))
+
+
+def slide_png(artifact) -> bytes:
+    """An artifact's slide as every screen shows it: its rendering, or the placeholder saying in plain words why there
+    is none (by gate reason only: never the file's name, the gate's detail or anything naming the artifact)."""
+    if not artifact.render_png.name:
+        return _placeholder_png(*PLACEHOLDER_TEXT.get(artifact.gate_reason, PLACEHOLDER_DEFAULT))
+    return stored_png(artifact.render_png.name)
 
 
 def stored_png(name: str) -> bytes:
@@ -104,20 +113,22 @@ def stored_png(name: str) -> bytes:
 
 
 def artifact_lease_image(*, lease, side: str) -> bytes:
+    """A gate-review or rating lease's images: the source figure, and the slide as "a"."""
     artifact = lease.artifact
-    if side == "source":
-        return stored_png(artifact.figure.image.name)
-    if not artifact.render_png.name:
-        return _placeholder_png("No rendering: this deck could not be opened or rendered.")
-    return stored_png(artifact.render_png.name)
+    return source_png(artifact.figure) if side == "source" else slide_png(artifact)
 
 
 def calibration_image(*, answer, side: str) -> bytes:
+    """A calibration item's images, A and B in the sides this annotator was shown."""
     item = answer.item
     if side == "source":
-        return stored_png(item.figure.image.name)
+        return source_png(item.figure)
     a, b = (item.artifact_x, item.artifact_y) if answer.left_is_x else (item.artifact_y, item.artifact_x)
-    name = (a if side == "a" else b).render_png.name
-    if not name:
-        return _placeholder_png("No rendering: this deck could not be opened or rendered.")
-    return stored_png(name)
+    return slide_png(a if side == "a" else b)
+
+
+def adjudication_image(*, item, side: str) -> bytes:
+    """An adjudicated item's images for the coordinator: the source and the item's own sides x and y."""
+    if side == "source":
+        return source_png(item.figure)
+    return slide_png(item.artifact_x if side == "x" else item.artifact_y)

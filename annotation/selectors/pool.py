@@ -5,17 +5,20 @@ leases are past their time, and which pairwise studies an annotator is offered, 
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db.models import BigIntegerField, Count, Exists, F, Func, OuterRef, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce, Mod
+from django.urls import reverse
 from django.utils import timezone
 
 from agents import selectors as agent_selectors
 from core.compiled_sql import CompiledQuery
 
-from ..models import Comparison, Lease, Study, StudyKind
+from .. import progress
+from ..models import ArtifactLease, Comparison, Item, Lease, Study, StudyKind
 
 
 def scalar_subquery(queryset, function: str, field: str):
@@ -166,15 +169,115 @@ def studies_for_annotator(*, user, with_progress: bool = True) -> list[StudyStat
     return sorted(states, key=order)
 
 
+# The screen of each kind of study: a pairwise study's is addressed by its name, a gate-review or rating screen serves
+# from the annotator's studies of its kind in turn (artifact_study_for_annotator).
+SCREENS = {StudyKind.GATE_REVIEW: "annotation:gate-review", StudyKind.RATING: "annotation:rating"}
+WAITING_NOTE = "{n} item{s} waiting for their renderings; come back later"
+
+
+def waiting_note(waiting: int) -> str:
+    """What an annotator is told about items they cannot be shown yet ('' when there are none)."""
+    return WAITING_NOTE.format(n=waiting, s=" is" if waiting == 1 else "s are") if waiting else ""
+
+
+def pairwise_waiting(study: Study) -> int:
+    """How many of a pairwise study's items wait for their renderings: (pair, figure) with both artifacts, not both
+    with a final verdict (the pool holds only items whose artifacts have one)."""
+    ids = list(study.configurations.values_list("pk", flat=True))
+    figure_ids = list(study.figures.values_list("pk", flat=True)) or None
+    present: dict[int, set[int]] = {}
+    final: dict[int, set[int]] = {}
+    for by, final_only in ((present, False), (final, True)):
+        for configuration_id, figure_id, _ in agent_selectors.artifact_keys(
+            configuration_ids=ids, figure_ids=figure_ids, final_only=final_only
+        ):
+            by.setdefault(configuration_id, set()).add(figure_id)
+    return progress.items_waiting(list(itertools.combinations(ids, 2)), present, final)
+
+
+def _artifact_progress(study: Study, user) -> dict:
+    """screens.artifact_progress (done, skipped, total, pending), with `left`: the artifacts still to be shown to the
+    annotator (ready, neither judged nor skipped by them; an open one counts)."""
+    from .screens import artifact_progress  # screens reads this module (the study an artifact screen serves from)
+
+    counts = artifact_progress(study=study, user=user)
+    return counts | {"left": max(0, counts["total"] - counts["pending"] - counts["done"] - counts["skipped"])}
+
+
+def _artifact_studies(user, kind: str | None = None) -> QuerySet[Study]:
+    studies = Study.objects.filter(annotators=user).exclude(kind=StudyKind.PAIRWISE)
+    return (studies.filter(kind=kind) if kind else studies).exclude(status=Study.Status.CLOSED)
+
+
+def artifact_study_for_annotator(*, user, kind: str) -> Study | None:
+    """The gate-review or rating study (of `kind`) an unnamed screen serves from: the one where the annotator holds an
+    open item, else the oldest active one with an artifact left to them, else the oldest active one with artifacts
+    waiting for their renderings (the screen says so), else the oldest active one (all done), else a paused one (so
+    they see why). Each assigned study is served in its turn, never only the oldest."""
+    studies = list(_artifact_studies(user, kind).order_by("created_at", "name"))
+    active = [s for s in studies if s.status == Study.Status.ACTIVE]
+    holding = set(
+        ArtifactLease.objects.filter(annotator=user, state=ArtifactLease.State.OPEN, study__in=active).values_list(
+            "study_id", flat=True
+        )
+    )
+    if held := next((s for s in active if s.pk in holding), None):
+        return held
+    counts: dict[int, dict] = {}  # read as needed: the next-item path asks on every item
+
+    def has(study: Study, wanted: str) -> bool:
+        if study.pk not in counts:
+            counts[study.pk] = _artifact_progress(study, user)
+        return bool(counts[study.pk][wanted])
+
+    for wanted in ("left", "pending"):
+        if found := next((s for s in active if has(s, wanted)), None):
+            return found
+    return active[0] if active else (studies[0] if studies else None)
+
+
+def _listed(study: Study, *, done: int, quota: int, left: int, waiting: int, url: str) -> dict:
+    return {
+        "name": study.name,
+        "description": study.description,
+        "kind": study.kind,
+        "status": study.status,
+        "done": done,
+        "quota": quota,
+        "left": left,
+        "waiting": waiting,
+        "waiting_note": waiting_note(waiting),
+        "url": url,
+    }
+
+
 def annotator_study_list(*, user) -> list[dict]:
-    """The annotator's 'my studies' list: name, description, status and their progress in each."""
-    return [
-        {
-            "name": s.study.name,
-            "description": s.study.description,
-            "status": s.study.status,
-            "done": s.study.annotator_done,
-            "quota": s.study.quota_per_annotator,
-        }
-        for s in studies_for_annotator(user=user)
-    ]
+    """The annotator's 'my studies' list, every kind: name, description, kind, status, their progress (done of quota),
+    the items left to them, the items waiting for their renderings and the URL of the study's screen. Pairwise studies
+    first, in the order they are served (studies_for_annotator); then gate-review and rating studies, active first."""
+    rows = []
+    for state in studies_for_annotator(user=user):
+        study = state.study
+        seen = Lease.objects.filter(study=study, annotator=user).exclude(
+            state__in=(Lease.State.EXPIRED, Lease.State.RELEASED)
+        )
+        unseen = Item.objects.filter(study=study, in_pool=True).exclude(pk__in=seen.values("item_id")).count()
+        left = min(max(0, study.quota_per_annotator - study.annotator_done), unseen)
+        url = reverse("annotation:annotate-study", kwargs={"name": study.name})
+        done, quota = study.annotator_done, study.quota_per_annotator
+        rows.append(_listed(study, done=done, quota=quota, left=left, waiting=pairwise_waiting(study), url=url))
+    studies = _artifact_studies(user).order_by("created_at", "name")
+    for study in sorted(studies, key=lambda s: s.status != Study.Status.ACTIVE):
+        counts = _artifact_progress(study, user)
+        url = reverse(SCREENS[study.kind])
+        rows.append(
+            _listed(
+                study,
+                done=counts["done"],
+                quota=counts["total"],
+                left=counts["left"],
+                waiting=counts["pending"],
+                url=url,
+            )
+        )
+    return rows

@@ -10,22 +10,33 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
 from django.db.models import Count
+from django.utils import timezone
 
 from agents import selectors as agent_selectors
 from core.errors import Invalid, NotFound
 from core.imports import RowError
 from corpus import selectors as corpus_selectors
 
-from .. import assignment, quality
-from ..errors import StudyUnavailable
+from .. import assignment, quality, selectors
+from ..errors import LeaseClosed, StudyUnavailable
 from ..models import ArtifactLease, Study, StudyKind
 from .studies import study_figures_choose
 
 TOKEN_BYTES = 24
 AXIS_MAX_LENGTH = 60
+
+
+@dataclass(frozen=True)
+class Undone:
+    """An undo's result: the reopened lease and the judgement withdrawn from it, in the screen's own terms, to put back
+    on screen (gate review: verdict and reason; rating: the axes' ratings)."""
+
+    lease: ArtifactLease
+    previous: dict
 
 
 def artifact_study_create(
@@ -34,31 +45,48 @@ def artifact_study_create(
     kind: str,
     configurations: Iterable[str],
     figures: Iterable[str] | None = None,
+    figure_fields: Iterable[str] | None = None,
     figure_sample: int | None = None,
     annotators: Iterable | None = None,
     rating_axes: Iterable[str] | None = None,
     description: str = "",
     seed: int = 0,
 ) -> Study:
-    """A gate-review or rating study over the configurations' artifacts on the chosen figures."""
+    """A gate-review or rating study over the configurations' artifacts on the chosen figures (task ids, source
+    fields, a seeded sample: study_figures_choose; none: the whole corpus)."""
     if kind not in (StudyKind.GATE_REVIEW, StudyKind.RATING):
         raise Invalid(f"kind must be {StudyKind.GATE_REVIEW} or {StudyKind.RATING}")
-    slugs = list(dict.fromkeys(configurations))
+    if Study.objects.filter(name=name).exists():
+        raise Invalid(f"a study named {name!r} exists already")
+    axes = rating_axes_clean(rating_axes) if kind == StudyKind.RATING else []
+    found = _configurations(configurations)
+    task_ids = study_figures_choose(task_ids=figures, fields=figure_fields, sample=figure_sample, seed=seed)
+    with transaction.atomic():
+        study = Study.objects.create(name=name, kind=kind, description=description, seed=seed, rating_axes=axes)
+        artifact_study_links_set(study=study, configurations=[c.slug for c in found], figures=task_ids)
+        if annotators is not None:
+            study.annotators.set(list(annotators))
+    return study
+
+
+def _configurations(slugs: Iterable[str]) -> list:
+    slugs = list(dict.fromkeys(slugs))
     found = agent_selectors.configurations_by_slugs(slugs=slugs)
     missing = sorted(set(slugs) - {c.slug for c in found})
     if missing or not found:
         raise Invalid(f"unknown configurations: {', '.join(missing) or 'none given'}")
-    if Study.objects.filter(name=name).exists():
-        raise Invalid(f"a study named {name!r} exists already")
-    axes = rating_axes_clean(rating_axes) if kind == StudyKind.RATING else []
-    task_ids = study_figures_choose(task_ids=figures, sample=figure_sample, seed=seed)
+    return found
+
+
+def artifact_study_links_set(*, study: Study, configurations: Iterable[str], figures: Iterable[str] | None) -> Study:
+    """Set a gate-review or rating study's configurations (slugs) and figures (task ids; None: the whole corpus). A
+    study an import created has none, and hands nothing out until it has them."""
+    if study.kind not in (StudyKind.GATE_REVIEW, StudyKind.RATING):
+        raise Invalid(f"study {study.name} is a {study.kind} study")
+    found = _configurations(configurations)
     with transaction.atomic():
-        study = Study.objects.create(name=name, kind=kind, description=description, seed=seed, rating_axes=axes)
         study.configurations.set(found)
-        if task_ids is not None:
-            study.figures.set(list(corpus_selectors.figure_ids(task_ids=task_ids).values()))
-        if annotators is not None:
-            study.annotators.set(list(annotators))
+        study.figures.set([] if figures is None else list(corpus_selectors.figure_ids(task_ids=figures).values()))
     return study
 
 
@@ -74,10 +102,7 @@ def rating_axes_clean(axes: Iterable[str] | None) -> list[str]:
 
 def study_artifacts(study: Study):
     """The study's artifacts with a final gate verdict (an annotator never sees one still waiting for its render)."""
-    configuration_ids = list(study.configurations.values_list("pk", flat=True))
-    figure_ids = list(study.figures.values_list("pk", flat=True)) or None
-    ids = [pk for _, _, pk in agent_selectors.artifact_keys(configuration_ids=configuration_ids, figure_ids=figure_ids)]
-    return agent_selectors.artifact_list().filter(pk__in=ids, gate_passed__isnull=False)
+    return agent_selectors.artifact_list().filter(pk__in=selectors.study_artifact_ids(study=study, final_only=True))
 
 
 def artifact_next(*, study: Study, annotator) -> ArtifactLease | None:
@@ -119,6 +144,10 @@ def artifact_lease_open(*, token: str, annotator, kind: str) -> ArtifactLease:
     )
     if lease is None:
         raise NotFound("no such item: the link is unknown")
+    if lease.state == ArtifactLease.State.SKIPPED:
+        raise LeaseClosed("this item was skipped; it cannot be judged")
+    if lease.study.status == Study.Status.CLOSED:
+        raise StudyUnavailable("this study is closed; judgements are no longer taken")
     return lease
 
 
@@ -147,3 +176,37 @@ def import_study(*, name: str, kind: str, report) -> Study:
     elif study.kind != kind:
         raise Invalid(f"study {name!r} is a {study.kind} study, not a {kind} study")
     return study
+
+
+def artifact_lease_skip(*, token: str, annotator, reason: str) -> ArtifactLease:
+    """Set the annotator's open artifact lease aside with their reason, as the comparison screen's skip does: the
+    artifact is not served to them again. Skipping a skipped lease again changes nothing."""
+    reason = (reason or "").strip()
+    with transaction.atomic():
+        lease = ArtifactLease.objects.select_for_update().filter(token=token, annotator=annotator).first()
+        if lease is None:
+            raise NotFound("no such item: the link is unknown")
+        if lease.state == ArtifactLease.State.SKIPPED:
+            return lease
+        if lease.state != ArtifactLease.State.OPEN:
+            raise LeaseClosed(f"this item was {lease.state}; it cannot be skipped")
+        if not reason:
+            raise Invalid("say briefly why you skip this item")
+        lease.state, lease.skip_reason, lease.closed_at = ArtifactLease.State.SKIPPED, reason[:2000], timezone.now()
+        lease.save(update_fields=["state", "skip_reason", "closed_at"])
+        return lease
+
+
+def artifact_lease_reopen(*, study: Study, annotator) -> ArtifactLease:
+    """Reopen the annotator's last judged artifact lease for an undo (in the caller's transaction, which withdraws the
+    judgement). Their open lease, judged by no one, is given back: its artifact is served again in its turn."""
+    if study.status == Study.Status.CLOSED:
+        raise StudyUnavailable("this study is closed; judgements can no longer be changed")
+    leases = ArtifactLease.objects.select_for_update().filter(study=study, annotator=annotator)
+    last = leases.filter(state=ArtifactLease.State.SUBMITTED).order_by("-closed_at", "-pk").first()
+    if last is None:
+        raise LeaseClosed("there is nothing to undo")
+    leases.filter(state=ArtifactLease.State.OPEN).delete()
+    last.state, last.closed_at = ArtifactLease.State.OPEN, None
+    last.save(update_fields=["state", "closed_at"])
+    return last

@@ -14,7 +14,7 @@ from core.readers import read_csv
 
 from .. import quality
 from ..models import ArtifactLease, GateReview, Study, StudyKind
-from .artifact_studies import artifact_for_row, artifact_lease_open, import_study
+from .artifact_studies import Undone, artifact_for_row, artifact_lease_open, artifact_lease_reopen, import_study
 
 GATE_REVIEW_COLUMNS = ("task_id", "configuration", "reviewer", "gate_fail", "reason")
 DEFAULT_GATE_REVIEW_STUDY = "gate-review"
@@ -37,6 +37,22 @@ def gate_review_submit(*, token: str, annotator, gate_fail: bool, gate: str = ""
         )
         ArtifactLease.objects.filter(pk=lease.pk).update(state=ArtifactLease.State.SUBMITTED, closed_at=timezone.now())
         return review
+
+
+def gate_review_undo(*, study: Study, annotator) -> Undone:
+    """Withdraw the reviewer's last decision in `study` and reopen its artifact; the decision comes back as
+    {"verdict": "pass" | "semantic" | "rendering", "reason"} for the screen to put back."""
+    with transaction.atomic():
+        lease = artifact_lease_reopen(study=study, annotator=annotator)
+        reviews = GateReview.objects.filter(
+            study=study, artifact_id=lease.artifact_id, reviewer=annotator.get_username(), imported=False
+        )
+        review, previous = reviews.first(), {}
+        if review is not None:
+            verdict = (review.gate or GateReview.Gate.SEMANTIC) if review.gate_fail else "pass"
+            previous = {"verdict": str(verdict), "reason": review.reason}
+        reviews.delete()
+        return Undone(lease=lease, previous=previous)
 
 
 def _store(study: Study, row: dict) -> bool:

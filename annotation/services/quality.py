@@ -10,6 +10,7 @@ analysis leaves them out and says how many and why.
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
 
 from django.db import transaction
 from django.utils import timezone
@@ -18,7 +19,8 @@ from core.errors import Invalid, NotFound
 from corpus.protocol import OUTCOMES, TIE_OUTCOMES
 
 from .. import assignment
-from ..models import Adjudication, AnnotatorExclusion, CalibrationAnswer, Comparison, Item, Purpose, Study
+from ..errors import LeaseClosed, StudyUnavailable
+from ..models import Adjudication, AnnotatorExclusion, CalibrationAnswer, Comparison, Item, Lease, Purpose, Study
 from .engine import TOKEN_BYTES
 
 LABELS = ("x", "y", "tie_success", "tie_failure")  # a vote relative to the item's configurations
@@ -118,7 +120,7 @@ def adjudication_save(*, study: Study, item_id: int, label: str, note: str, deci
 
 def calibration_next(*, study: Study, annotator):
     """The annotator's unanswered calibration item, or a new one they have not seen; None when all are answered."""
-    open_answer = CalibrationAnswer.objects.filter(study=study, annotator=annotator, outcome="").first()
+    open_answer = CalibrationAnswer.objects.filter(study=study, annotator=annotator, outcome="", skipped=False).first()
     if open_answer is not None:
         return open_answer
     seen = CalibrationAnswer.objects.filter(study=study, annotator=annotator).values("item_id")
@@ -153,6 +155,8 @@ def calibration_answer(*, token: str, annotator, outcome: str):
             raise NotFound("no such item: the link is unknown")
         if answer.outcome:
             return answer
+        if answer.skipped:
+            raise LeaseClosed("this practice item was skipped")
         label = outcome if outcome in TIE_OUTCOMES else ("x" if (outcome == "a") == answer.left_is_x else "y")
         answer.outcome, answer.correct, answer.answered_at = (
             outcome,
@@ -161,3 +165,75 @@ def calibration_answer(*, token: str, annotator, outcome: str):
         )
         answer.save(update_fields=["outcome", "correct", "answered_at"])
         return answer
+
+
+def calibration_skip(*, token: str, annotator) -> CalibrationAnswer:
+    """Set an unanswered practice item aside: it is not served to the annotator again. Idempotent."""
+    with transaction.atomic():
+        answer = CalibrationAnswer.objects.select_for_update().filter(token=token, annotator=annotator).first()
+        if answer is None:
+            raise NotFound("no such item: the link is unknown")
+        if answer.outcome:
+            raise LeaseClosed("this practice item is answered already; it cannot be skipped")
+        if not answer.skipped:
+            answer.skipped = True
+            answer.save(update_fields=["skipped"])
+        return answer
+
+
+def calibration_undo(*, study: Study, annotator) -> tuple[CalibrationAnswer, str]:
+    """Take back the annotator's last practice answer, as the comparison screen's undo does: the item is open again
+    and its answer returned (as shown, a / b / tie_…) for the screen to put back. The item they had open meanwhile,
+    answered by no one, is given back to be served in its turn."""
+    if study.status == Study.Status.CLOSED:
+        raise StudyUnavailable("this study is closed")
+    with transaction.atomic():
+        answers = CalibrationAnswer.objects.select_for_update().filter(study=study, annotator=annotator)
+        last = answers.exclude(outcome="").order_by("-answered_at", "-pk").first()
+        if last is None:
+            raise LeaseClosed("there is no practice answer to undo")
+        answers.filter(outcome="", skipped=False).delete()
+        previous = last.outcome
+        last.outcome, last.correct, last.answered_at = "", None, None
+        last.save(update_fields=["outcome", "correct", "answered_at"])
+        return last, previous
+
+
+@dataclass(frozen=True)
+class AttentionItems:
+    """What attention_items_set left: the study's attention items, and how many of them stayed only because they
+    were served already (more than the count asked for)."""
+
+    items: int
+    served_kept: int
+
+
+@transaction.atomic
+def attention_items_set(*, study: Study, count: int) -> AttentionItems:
+    """Make the study's attention items `count`: add candidates in the seeded order (attention_items_add's) while
+    there are fewer and candidates remain; remove the last ones in that order while there are more. An item already
+    served to an annotator is never removed (its votes measure their attention), so a count below the served items
+    leaves those. 0 removes every attention item nobody has seen."""
+    if count < 0:
+        raise Invalid("count must be zero or more")
+    existing = list(Item.objects.filter(study=study, purpose=Purpose.ATTENTION))
+    if count > len(existing):
+        have = {(i.figure_id, i.config_x_id, i.config_y_id) for i in existing}
+        candidates = sorted(
+            attention_candidates(study=study), key=lambda c: assignment.seeded_rank(study.seed, "attention", c[0].pk)
+        )
+        fresh = [
+            (item, label)
+            for item, label in candidates
+            if (item.figure_id, item.config_x_id, item.config_y_id) not in have
+        ]
+        for item, label in fresh[: count - len(existing)]:
+            _special_item(study=study, base=item, purpose=Purpose.ATTENTION, label=label)
+    elif count < len(existing):
+        served = set(Lease.objects.filter(item__in=existing).values_list("item_id", flat=True)) | set(
+            Comparison.objects.filter(item__in=existing).values_list("item_id", flat=True)
+        )
+        removable = sorted((i for i in existing if i.pk not in served), key=lambda i: i.rank, reverse=True)
+        Item.objects.filter(pk__in=[i.pk for i in removable[: len(existing) - count]]).delete()
+    items = Item.objects.filter(study=study, purpose=Purpose.ATTENTION).count()
+    return AttentionItems(items=items, served_kept=max(0, items - count))

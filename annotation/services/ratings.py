@@ -14,7 +14,14 @@ from core.readers import read_csv
 
 from .. import quality
 from ..models import ArtifactLease, Rating, Study, StudyKind
-from .artifact_studies import AXIS_MAX_LENGTH, artifact_for_row, artifact_lease_open, import_study
+from .artifact_studies import (
+    AXIS_MAX_LENGTH,
+    Undone,
+    artifact_for_row,
+    artifact_lease_open,
+    artifact_lease_reopen,
+    import_study,
+)
 
 RATING_COLUMNS = ("task_id", "configuration", "rater", "rater_kind", "run", "axis", "rating")
 DEFAULT_RATING_STUDY = "ratings"
@@ -60,6 +67,24 @@ def rating_submit(*, token: str, annotator, ratings: dict) -> list[Rating]:
         ]
         ArtifactLease.objects.filter(pk=lease.pk).update(state=ArtifactLease.State.SUBMITTED, closed_at=timezone.now())
         return stored
+
+
+def rating_undo(*, study: Study, annotator) -> Undone:
+    """Withdraw the rater's last ratings in `study` and reopen its artifact; they come back as {"ratings": {axis: n}}
+    for the screen to put back."""
+    with transaction.atomic():
+        lease = artifact_lease_reopen(study=study, annotator=annotator)
+        stored = Rating.objects.filter(
+            study=study,
+            artifact_id=lease.artifact_id,
+            rater=annotator.get_username(),
+            rater_kind=Rating.RaterKind.HUMAN,
+            run=1,
+            imported=False,
+        )
+        previous = {"ratings": dict(stored.values_list("axis", "rating"))}
+        stored.delete()
+        return Undone(lease=lease, previous=previous)
 
 
 def _store(study: Study, row: dict) -> bool:

@@ -14,7 +14,7 @@ from core.services import Invitation, user_invite
 from corpus import selectors as corpus_selectors
 
 from .. import assignment
-from ..models import Lease, Study
+from ..models import ArtifactLease, Lease, Study, StudyKind
 from .pool import leases_close, study_lock, study_pool_sync, study_share
 
 # The settings a study is created with; their defaults and limits are the model's fields (one place).
@@ -34,6 +34,9 @@ STUDY_SETTINGS = (
     "adaptive_floor",
     "stop_when_flip_below",
 )
+# The settings a gate-review or rating study has (besides its rating axes): each annotator judges each artifact once, so
+# targets, overlap, quotas, leases and quality controls are the pairwise studies' only.
+ARTIFACT_STUDY_SETTINGS = ("description", "seed")
 
 
 def study_figures_choose(
@@ -77,13 +80,37 @@ def study_create(
     figure_fields: Iterable[str] | None = None,
     figure_sample: int | None = None,
     annotators: Iterable | None = None,
+    kind: str = StudyKind.PAIRWISE,
+    rating_axes: Iterable[str] | None = None,
     **settings,
 ) -> Study:
-    """Create a study from configuration slugs; its figures are the whole corpus unless task ids, source fields or a
-    seeded sample size narrow them (study_figures_choose)."""
+    """Create a study of any kind from configuration slugs; its figures are the whole corpus unless task ids, source
+    fields or a seeded sample size narrow them (study_figures_choose). A gate-review or rating study is made by
+    artifact_studies.artifact_study_create, with ARTIFACT_STUDY_SETTINGS and (rating) its axes."""
+    if kind not in StudyKind.values:
+        raise Invalid(f"kind must be one of {', '.join(StudyKind.values)}")
     unknown = set(settings) - set(STUDY_SETTINGS)
     if unknown:
         raise Invalid(f"unknown study settings: {', '.join(sorted(unknown))}")
+    if kind != StudyKind.PAIRWISE:
+        pairwise_only = sorted(set(settings) - set(ARTIFACT_STUDY_SETTINGS))
+        if pairwise_only:
+            raise Invalid(f"{', '.join(pairwise_only)}: settings of pairwise studies only, not of a {kind} study")
+        from .artifact_studies import artifact_study_create  # it builds on study_figures_choose, above
+
+        return artifact_study_create(
+            name=name,
+            kind=kind,
+            configurations=configurations,
+            figures=figures,
+            figure_fields=figure_fields,
+            figure_sample=figure_sample,
+            annotators=annotators,
+            rating_axes=rating_axes,
+            **settings,
+        )
+    if rating_axes:
+        raise Invalid("rating axes belong to rating studies")
     slugs = list(dict.fromkeys(configurations))
     found = agent_selectors.configurations_by_slugs(slugs=slugs)
     missing = sorted(set(slugs) - {c.slug for c in found})
@@ -108,6 +135,8 @@ def study_create(
 
 
 def study_status_set(*, study: Study, status: str) -> Study:
+    """Pause, resume or close a study of any kind. Paused or closed, it hands out nothing new; closing also gives a
+    pairwise study's open items back (a gate-review or rating study's open items are refused their judgement)."""
     if status not in Study.Status.values:
         raise Invalid(f"status must be one of {', '.join(Study.Status.values)}")
     with transaction.atomic():
@@ -125,14 +154,16 @@ def study_status_set(*, study: Study, status: str) -> Study:
 
 
 def study_annotators_set(*, study: Study, users: Iterable) -> Study:
-    """Assign exactly these annotators. Someone taken off the study loses their open item at once (it goes back to
-    the pool), so they can neither vote on it nor fetch its images any more."""
+    """Assign exactly these annotators, in a study of any kind. Someone taken off the study loses their open item at
+    once (a pairwise item goes back to the pool; a gate-review or rating item, judged by no one, is given up), so they
+    can neither vote on it nor fetch its images any more."""
     users = list(users)
     with transaction.atomic():
         study_share(study)
         study.annotators.set(users)
         removed = Lease.objects.filter(study=study, state=Lease.State.OPEN).exclude(annotator__in=users)
         leases_close(study=study, leases=removed, state=Lease.State.RELEASED, now=timezone.now())
+        ArtifactLease.objects.filter(study=study, state=ArtifactLease.State.OPEN).exclude(annotator__in=users).delete()
     return study
 
 

@@ -9,7 +9,7 @@
 
   const state = {
     item: null, choice: null, loaded: 0, loadedAt: null, shownAt: null, firstChoiceAt: null,
-    dwellTimer: null, ready: false, busy: false, view: { s: 1, x: 0, y: 0 },
+    dwellTimer: null, ready: false, busy: false,
   };
 
   // {next: "/api/annotate/next/", ...}, rendered with {% url %} by annotation/annotate.html
@@ -42,86 +42,12 @@
     el.classList.toggle("ok", !!ok);
   }
 
-  // --- zoom and pan, the same transform on all three images -------------------------------------
-  function applyView() {
-    const v = state.view;
-    $$(".viewport .frame").forEach((frame) => { frame.style.transform = `translate(${v.x}px, ${v.y}px) scale(${v.s})`; });
-    $("#zoom-level").textContent = `zoom ${Math.round(v.s * 100)} %`;
-  }
-  // Far enough to see the source figure pixel for pixel (small labels of wide figures), and at least 12×.
-  function maxZoom() {
-    const img = $('img[data-img="source"]'), frame = img.parentElement;
-    const natural = img.naturalWidth && frame.offsetWidth ? (2 * img.naturalWidth) / frame.offsetWidth : 0;
-    return Math.max(12, natural);
-  }
-  // The common frame takes the slides' aspect ratio (a slide is a fixed canvas the figure is fitted into).
-  function frameTo(img) {
-    if (img.dataset.img !== "a" || !img.naturalWidth || !img.naturalHeight) return;
-    $(".panes").style.setProperty("--frame-aspect", String(img.naturalWidth / img.naturalHeight));
-  }
-  function resetView() { state.view = { s: 1, x: 0, y: 0 }; applyView(); }
-  $$(".viewport").forEach((vp) => {
-    vp.addEventListener("wheel", (event) => {
-      event.preventDefault();
-      const rect = vp.getBoundingClientRect(), frame = vp.querySelector(".frame");
-      // in the frame's own (untransformed) coordinates: the three frames have the same size and offset
-      const px = event.clientX - rect.left - frame.offsetLeft, py = event.clientY - rect.top - frame.offsetTop;
-      const v = state.view;
-      const factor = Math.exp(-event.deltaY * 0.0015);
-      const s = Math.min(maxZoom(), Math.max(1, v.s * factor));
-      // keep the point under the cursor fixed
-      v.x = px - (px - v.x) * (s / v.s);
-      v.y = py - (py - v.y) * (s / v.s);
-      v.s = s;
-      if (s === 1) { v.x = 0; v.y = 0; }
-      applyView();
-    }, { passive: false });
-    let drag = null;
-    vp.addEventListener("pointerdown", (event) => {
-      drag = { x: event.clientX, y: event.clientY, vx: state.view.x, vy: state.view.y };
-      vp.setPointerCapture(event.pointerId);
-      vp.classList.add("dragging");
-    });
-    vp.addEventListener("pointermove", (event) => {
-      if (!drag) return;
-      state.view.x = drag.vx + (event.clientX - drag.x);
-      state.view.y = drag.vy + (event.clientY - drag.y);
-      applyView();
-    });
-    const end = () => { drag = null; vp.classList.remove("dragging"); };
-    vp.addEventListener("pointerup", end);
-    vp.addEventListener("pointercancel", end);
-  });
-  $$("button.fs").forEach((button) => button.addEventListener("click", () => {
-    const pane = document.querySelector(`.pane[data-side="${button.dataset.fs}"]`);
-    if (document.fullscreenElement) { document.exitFullscreen().catch(() => {}); }
-    else if (pane.requestFullscreen) { pane.requestFullscreen().catch(() => {}); }
-  }));
-  $("#zoom-reset").addEventListener("click", resetView);
+  // --- zoom and pan, the same transform on all three images; the object summary (panes.js) -------
+  const panes = window.RefigPanes;
+  panes.attach();
+  const resetView = panes.reset, frameTo = panes.frameTo, auditTable = panes.auditTable;
 
   // --- showing an item ------------------------------------------------------------------------
-  // The object summary in two columns (read down the left, then down the right) to keep it short.
-  function auditTable(el, rows) {
-    const half = Math.ceil(rows.length / 2);
-    const cell = (text, className) => {
-      const td = document.createElement("td");
-      td.className = className;
-      td.textContent = text;
-      return td;
-    };
-    el.replaceChildren(...rows.slice(0, half).map((first, i) => {
-      const tr = document.createElement("tr");
-      [first, rows[i + half]].forEach((pair, column) => {
-        const [key, value] = pair || ["", ""];
-        const shown = pair ? (value === null ? "–" : String(value)) : "";
-        const k = cell(key, column ? "key second" : "key");
-        if (key) k.title = key;  // in case a narrow pane cuts it short
-        tr.append(k, cell(shown, "num"));
-      });
-      return tr;
-    }));
-  }
-
   function setEnabled() {
     const on = state.ready && !state.busy;
     $$(".choice").forEach((b) => { b.disabled = !on; });

@@ -147,8 +147,10 @@ def test_study_command_create_assign_status_list():
     assert run("status", "cli-study", "paused") == "cli-study is now paused\n"
     assert Study.objects.get(name="cli-study").status == "paused"
     listing = run("list").splitlines()
-    assert listing[0].split("\t") == ["name", "status", "configurations", "annotators", "votes", "target_per_pair"]
-    assert listing[1].split("\t") == ["cli-study", "paused", "3", "1", "0", "6"]
+    assert listing[0].split("\t") == [
+        "name", "status", "configurations", "annotators", "votes", "target_per_pair", "kind", "still_needed"
+    ]  # fmt: skip
+    assert listing[1].split("\t") == ["cli-study", "paused", "3", "1", "0", "6", "pairwise", "18"]  # 3 pairs x 6
     run("create", "by-field", "--configurations", *SLUGS[:2], "--fields", "cs.CV")
     assert Study.objects.get(name="by-field").figures.count() == 5
 

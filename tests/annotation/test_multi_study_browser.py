@@ -15,10 +15,10 @@ from annotation import services
 from annotation.models import Comparison
 from core.services import user_create_with_role
 from tests.annotation.data import PASSWORD, SLUGS, annotator, build_corpus
-from tests.browser import chromium
+from tests.browser import chromium, screenshot_folder
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+DOCS = screenshot_folder()
 QUOTA = 3
 
 
@@ -147,7 +147,9 @@ def test_two_studies_annotator_results_and_live_leaderboard(live_server, browser
         assert page.locator(f"main a:has-text('{label}')").count() >= 1
     page.click("main a:has-text('Elo')")
     page.wait_for_selector("#study-picker")
-    assert "Choose a study above" in page.inner_text("main")  # two studies: none is guessed
+    # two studies: the page opens on the latest with votes, never on an empty "choose a study"
+    assert "Choose a study above" not in page.inner_text("main")
+    assert page.locator("#study-select").input_value() in ("pilot-one", "pilot-two")
     for study in ("pilot-one", "pilot-two"):
         page.select_option("#study-select", study)
         page.click("#study-picker button[type=submit]")

@@ -1,9 +1,12 @@
-"""Studies from scripts and CI: the same services as /coordinate/.
+"""Studies of every kind from scripts and CI: the same services as /coordinate/.
 
-manage.py study create NAME --configurations SLUG... [--figures TASK_ID... | --fields F... | --sample N]
-                           [--seed S] [--target-per-pair N] [--overlap-rate R] [--description TEXT]
+manage.py study create NAME --configurations SLUG... [--kind pairwise|gate_review|rating]
+                           [--figures TASK_ID... | --fields F... | --sample N] [--seed S] [--description TEXT]
+                           [--target-per-pair N] [--overlap-rate R]     (pairwise)
+                           [--rating-axes AXIS...]                      (rating)
 manage.py study assign NAME USER...
 manage.py study status NAME active|paused|closed
+manage.py study progress NAME
 manage.py study list
 """
 
@@ -15,7 +18,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.core.validators import validate_slug
 
 from annotation import selectors, services
-from annotation.models import Study
+from annotation.models import Study, StudyKind
 from annotation.views import STUDY_NAME_RULE
 from core.errors import AppError
 from core.roles import ANNOTATOR, user_has_role
@@ -42,13 +45,20 @@ def _rate(text: str) -> float:
 
 
 class Command(BaseCommand):
-    help = "Create, assign, pause / close and list annotation studies."
+    help = "Create, assign, pause / resume / close, follow and list annotation studies of every kind."
 
     def add_arguments(self, parser):
         actions = parser.add_subparsers(dest="action", required=True)
         create = actions.add_parser("create", help="create a study")
         create.add_argument("name")
         create.add_argument("--configurations", nargs="+", required=True, metavar="SLUG")
+        create.add_argument(
+            "--kind",
+            choices=StudyKind.values,
+            default=StudyKind.PAIRWISE,
+            help="pairwise comparisons (default), gate review or rating of one artifact at a time",
+        )
+        create.add_argument("--rating-axes", nargs="+", metavar="AXIS", help="rating studies: the axes rated 0-5")
         chosen = create.add_mutually_exclusive_group()
         chosen.add_argument("--figures", nargs="+", metavar="TASK_ID", help="only these figures")
         chosen.add_argument("--fields", nargs="+", metavar="FIELD", help="only figures of these source fields")
@@ -63,6 +73,8 @@ class Command(BaseCommand):
         status = actions.add_parser("status", help="set a study's status")
         status.add_argument("name")
         status.add_argument("status", choices=Study.Status.values)
+        progress = actions.add_parser("progress", help="what is left of a study, and who is behind")
+        progress.add_argument("name")
         actions.add_parser("list", help="every study with its status, configurations, annotators and votes")
 
     def handle(self, *args, action: str, **options):
@@ -79,7 +91,20 @@ class Command(BaseCommand):
         return study
 
     def handle_create(
-        self, *, name, configurations, figures, fields, sample, seed, target_per_pair, overlap_rate, description, **_
+        self,
+        *,
+        name,
+        configurations,
+        kind,
+        rating_axes,
+        figures,
+        fields,
+        sample,
+        seed,
+        target_per_pair,
+        overlap_rate,
+        description,
+        **_,
     ):
         try:
             validate_slug(name)
@@ -91,17 +116,28 @@ class Command(BaseCommand):
                 settings[key] = value
         study = services.study_create(
             name=name,
+            kind=kind,
             configurations=configurations,
             figures=figures,
             figure_fields=fields,
             figure_sample=sample,
+            rating_axes=rating_axes,
             **settings,
         )
         figures_note = f"{study.figures.count()} figures" if study.figures.exists() else "the whole corpus"
-        self.stdout.write(
-            f"created study {study.name}: {len(configurations)} configurations, {figures_note}, "
-            f"target {study.target_per_pair} per pair, overlap {study.overlap_rate}, seed {study.seed}"
-        )
+        if study.kind == StudyKind.PAIRWISE:
+            self.stdout.write(
+                f"created study {study.name}: {len(configurations)} configurations, {figures_note}, "
+                f"target {study.target_per_pair} per pair, overlap {study.overlap_rate}, seed {study.seed}"
+            )
+        else:
+            artifacts = len(selectors.study_artifact_ids(study=study))
+            axes = f", axes {', '.join(study.rating_axes)}" if study.kind == StudyKind.RATING else ""
+            self.stdout.write(
+                f"created {study.kind} study {study.name}: {len(configurations)} configurations, {figures_note}, "
+                f"{artifacts} artifacts{axes}, seed {study.seed}"
+            )
+        self.stdout.write(f"next: manage.py study assign {study.name} USER...")
 
     def handle_assign(self, *, name, users, **_):
         study = self._study(name)
@@ -120,15 +156,41 @@ class Command(BaseCommand):
         study = services.study_status_set(study=self._study(name), status=status)
         self.stdout.write(f"{study.name} is now {study.status}")
 
+    def handle_progress(self, *, name, **_):
+        study = self._study(name)
+        progress = selectors.study_progress(study=study)
+        self.stdout.write(f"{study.name} ({study.kind}, {study.status})")
+        if progress["unit"] == "pair":
+            self.stdout.write(f"still needed: {progress['needed']} votes to reach {progress['target']} per pair")
+        else:
+            self.stdout.write(
+                f"still needed: {progress['needed']} judgements (each assigned annotator on each of the "
+                f"{progress['target']} artifacts)"
+            )
+        self.stdout.write(f"last 24 hours: {progress['votes_last_day']} votes; {progress['finish_text']}")
+        if progress["waiting"]:
+            self.stdout.write(f"waiting for their renderings: {progress['waiting']} items")
+        if not progress["annotators"]:
+            self.stdout.write(f"no annotator assigned: manage.py study assign {study.name} USER...")
+        for a in progress["annotators"]:
+            behind = "\tbehind" if a["behind"] else ""
+            self.stdout.write(
+                f"{a['annotator']}\tdone {a['done']}\tleft {a['left']}\tlast 24 hours {a['last_day']}{behind}"
+            )
+
     def handle_list(self, **_):
         studies = selectors.study_list().prefetch_related("configurations", "annotators")
         if not studies:
             self.stdout.write("no study yet")
             return
-        self.stdout.write("name\tstatus\tconfigurations\tannotators\tvotes\ttarget_per_pair")
+        self.stdout.write("name\tstatus\tconfigurations\tannotators\tvotes\ttarget_per_pair\tkind\tstill_needed")
         for study in studies:
-            votes = selectors.votes_signature(study=study.name)[1]
+            progress = selectors.study_progress(study=study)
+            if study.kind == StudyKind.PAIRWISE:
+                votes, target = selectors.votes_signature(study=study.name)[1], study.target_per_pair
+            else:
+                votes, target = len(selectors.artifact_judgements(study=study)), "-"
             self.stdout.write(
                 f"{study.name}\t{study.status}\t{study.configurations.count()}\t{study.annotators.count()}\t"
-                f"{votes}\t{study.target_per_pair}"
+                f"{votes}\t{target}\t{study.kind}\t{progress['needed']}"
             )
