@@ -41,10 +41,12 @@ PLOTS = ("elo", "coverage", "agreement", "scores", "judge-runs", "paired-effects
 
 configuration_attributes = st.fixed_dictionaries(
     {
-        "model": st.sampled_from(["m-one", "m-two"]),
-        "harness": st.sampled_from(["codex", "claude-code"]),
+        # Small alphabets, so that drawn configurations often share all but one attribute (effort sweeps, prompt
+        # variants, workflow pairs) or none.
+        "model": st.sampled_from(["m-one", "m-one", "m-two"]),
+        "harness": st.sampled_from(["codex", "codex", "claude-code"]),
         "workflow": st.sampled_from(["direct", "specialized", "agentic"]),
-        "reasoning_effort": st.sampled_from(["low", "high", "max", "medium"]),
+        "reasoning_effort": st.sampled_from(["low", "high", "max"]),
         "attributes": st.sampled_from([{}, {"prompt": "p1"}, {"prompt": "p2"}]),
     }
 )
@@ -78,7 +80,7 @@ class DesignFuzzer(TestCase):
         return user
 
     def _build(self, data, directory: Path) -> list[Study]:
-        specs = data.draw(st.lists(configuration_attributes, min_size=1, max_size=5), label="configurations")
+        specs = data.draw(st.lists(configuration_attributes, min_size=1, max_size=6), label="configurations")
         figures = [figure_create(f"t-{n:03d}", field=("cs.CV", "cs.AI")[n % 2], index=n) for n in range(3)]
         configurations = [
             Configuration.objects.create(slug=f"cfg-{n}", label=f"Config {n}", position=n, **spec)
@@ -95,9 +97,9 @@ class DesignFuzzer(TestCase):
                     Artifact.objects.create(configuration=configuration, figure=figure)
         passed = list(Artifact.objects.filter(gate_passed=True).select_related("configuration", "figure"))
         records = []
-        for run in range(1, data.draw(st.integers(0, 2), label="judge runs") + 1):
+        for run in range(1, data.draw(st.sampled_from([0, 1, 1, 2]), label="judge runs") + 1):
             for artifact in passed:
-                if data.draw(st.booleans(), label="judged"):
+                if data.draw(st.sampled_from([True, True, False]), label="judged"):
                     sub = {"text": 15, "semantic_structure": 20, "layout": 10, "editability": 20, "visual_detail": 8}
                     sub["text"] = data.draw(st.integers(0, 20), label="text score")
                     records.append(
