@@ -330,10 +330,16 @@ class _TaskScreen(RoleRequiredMixin, TemplateView):
     kind = ""
 
     def study(self):
-        return selectors.study_of_kind_for_annotator(user=self.request.user, kind=self.kind)
+        """The study named by ?study= (opened from the annotator's list: its items are served), else the one the
+        screen would serve next."""
+        named = self.request.GET.get("study") or None
+        study = selectors.study_of_kind_for_annotator(user=self.request.user, kind=self.kind, name=named)
+        return study or selectors.study_of_kind_for_annotator(user=self.request.user, kind=self.kind)
 
     def get_context_data(self, **kwargs):
-        return super().get_context_data(**kwargs) | {"study": self.study()}
+        study = self.study()
+        pinned = study is not None and study.name == self.request.GET.get("study")
+        return super().get_context_data(**kwargs) | {"study": study, "pinned": pinned}
 
     def get(self, request, *args, **kwargs):
         response = super().get(request, *args, **kwargs)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from urllib.parse import urlencode
 
 from django.db.models import BigIntegerField, Count, Exists, F, Func, OuterRef, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce, Mod
@@ -269,7 +270,7 @@ def annotator_study_list(*, user) -> list[dict]:
     studies = _artifact_studies(user).order_by("created_at", "name")
     for study in sorted(studies, key=lambda s: s.status != Study.Status.ACTIVE):
         counts = _artifact_progress(study, user)
-        url = reverse(SCREENS[study.kind])
+        url = f"{reverse(SCREENS[study.kind])}?{urlencode({'study': study.name})}"  # this study's items first
         rows.append(
             _listed(
                 study,

@@ -9,6 +9,7 @@
   const csrf = $("input[name=csrfmiddlewaretoken]").value;
   const SCREEN = document.body.dataset.screen;  // gate_review | rating | calibration
   const STUDY = document.body.dataset.study || null;
+  const PINNED = document.body.dataset.pinned === "1"; // opened for one study: its items, not every study's in turn
   const URLS = {
     next: document.body.dataset.apiNext, submit: document.body.dataset.apiSubmit,
     skip: document.body.dataset.apiSkip, undo: document.body.dataset.apiUndo,
@@ -35,7 +36,8 @@
   // Calibration works in the page's study. A gate-review or rating screen serves the annotator's studies of its kind
   // in turn, so the server picks the study of the next item, and an undo goes to the study of the last judgement.
   async function api(endpoint, body) {
-    const study = endpoint === "undo" ? state.lastStudy || STUDY : SCREEN === "calibration" && endpoint === "next" ? STUDY : null;
+    const study =
+      endpoint === "undo" ? state.lastStudy || STUDY : (SCREEN === "calibration" || PINNED) && endpoint === "next" ? STUDY : null;
     if (study) body = { ...body, study };
     const response = await fetch(URLS[endpoint], {
       method: "POST",
