@@ -25,4 +25,10 @@ class AgentsConfig(AppConfig):
             "configuration-pairs", selectors.configuration_pairs_frame, title="Configuration pairs (within / across)"
         )
         register_table("artifact-audit", selectors.artifact_audit_frame, title="Gate and object audit per artifact")
-        register_table("economics", selectors.economics_frame, title="Run-log economics (Tables 22–23)")
+        register_table(
+            "economics",
+            selectors.economics_frame,
+            title="Run-log economics (Tables 22–23): effort over recovered logs; cost recorded, or priced from tokens "
+            "(price_input / price_output, USD per million tokens) as an upper bound",
+            parameters=("price_input", "price_output"),
+        )

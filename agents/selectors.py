@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from django.db.models import Case, CharField, Count, F, Func, Max, Q, QuerySet, Subquery, Value, When
+from django.db.models import CharField, Count, F, Func, Max, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Cast, Coalesce, Concat
+
+from core.errors import Invalid
 
 from .configurations import ConfigurationSpec, attributes_text, configuration_pairs
 from .models import Artifact, Configuration
 from .pptx_audit import AUDIT_COUNTS, AUDIT_RATIOS, SUMMARY_KEYS
+from .runlog import ECONOMICS_METRICS, TokenPrices, economics_summary
 
 # The contract's columns (DESIGN), then every other stored audit result.
 CONTRACT_COUNTS = AUDIT_COUNTS[: AUDIT_COUNTS.index("charts") + 1]
@@ -125,38 +128,33 @@ def artifact_audit_frame(*, configuration: str | None = None) -> pd.DataFrame:
     return frame
 
 
-ECONOMICS_METRICS = ("turns", "tool_calls", "output_tokens", "total_tokens", "duration_seconds", "cost_usd")
+def token_prices(*, price_input=None, price_output=None) -> TokenPrices | None:
+    """List prices (USD per million tokens) from a request or the command line: both or neither, each a number >= 0."""
+    given = {"price_input": price_input, "price_output": price_output}
+    if all(v in (None, "") for v in given.values()):
+        return None
+    if any(v in (None, "") for v in given.values()):
+        raise Invalid("give both price_input and price_output (USD per million tokens) to price runs from tokens")
+    values = {}
+    for name, value in given.items():
+        try:
+            values[name] = float(value)
+        except (TypeError, ValueError):
+            raise Invalid(f"{name}: give USD per million tokens as a number, not {value!r}") from None
+        if not (values[name] >= 0 and np.isfinite(values[name])):
+            raise Invalid(f"{name}: a price is a finite number of USD per million tokens >= 0, not {value!r}")
+    return TokenPrices(input_per_mtok=values["price_input"], output_per_mtok=values["price_output"])
 
 
-def economics_frame() -> pd.DataFrame:
-    """Run-log economics per configuration (paper Tables 22–23): means over recoverable logs."""
+def economics_frame(*, price_input=None, price_output=None) -> pd.DataFrame:
+    """Run-log economics per configuration (paper Tables 22-23, agents.runlog.economics_summary), in declaration
+    order; runs without a recorded cost priced from their tokens when both prices are given (an upper bound)."""
+    prices = token_prices(price_input=price_input, price_output=price_output)
     rows = Artifact.objects.values_list(
         "configuration__slug", "configuration__position", "log_status", *ECONOMICS_METRICS
     )
     frame = pd.DataFrame(list(rows), columns=["configuration", "position", "log_status", *ECONOMICS_METRICS])
-    columns = ["configuration", "artifacts", "logs_present", "logs_recoverable", "cost_records"]
-    columns += [f"mean_{m}" for m in ECONOMICS_METRICS] + ["median_total_tokens", "total_cost_usd"]
-    if frame.empty:
-        return pd.DataFrame([], columns=columns)
-    out = []
-    for slug, group in frame.sort_values("position").groupby("configuration", sort=False):
-        ok = group[group["log_status"] == "recoverable"]
-        row = {
-            "configuration": slug,
-            "artifacts": len(group),
-            "logs_present": int((group["log_status"] != "absent").sum()),
-            "logs_recoverable": len(ok),
-            "cost_records": int(ok["cost_usd"].notna().sum()),
-        }
-        for metric in ECONOMICS_METRICS:
-            values = pd.to_numeric(ok[metric], errors="coerce").dropna()
-            row[f"mean_{metric}"] = float(values.mean()) if len(values) else np.nan
-        tokens = pd.to_numeric(ok["total_tokens"], errors="coerce").dropna()
-        row["median_total_tokens"] = float(tokens.median()) if len(tokens) else np.nan
-        costs = pd.to_numeric(ok["cost_usd"], errors="coerce").dropna()
-        row["total_cost_usd"] = float(costs.sum()) if len(costs) else np.nan
-        out.append(row)
-    return pd.DataFrame(out, columns=columns)
+    return economics_summary(frame.sort_values(["position", "configuration"], kind="stable"), prices=prices)
 
 
 def configurations_table() -> pd.DataFrame:
@@ -200,25 +198,31 @@ def artifact_newest_id() -> int:
     return Artifact.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
 
 
+# 2**31 - 1: a residue's square stays below 2**62, and a sum of residues over any number of artifacts far below 2**63.
+_DIGEST_PRIME = 2147483647
+
+
 def artifact_state_expression(configuration_ids) -> Subquery:
     """A scalar subquery over the artifacts of `configuration_ids` (a queryset of ids, may refer to an outer query)
     that changes whenever the artifacts a study's pool is built from change: how many there are and the newest id (an
-    import), how many have a final verdict and how many pass the gate (an audit or a render). One scan of those
-    artifacts; artifacts of other configurations never change it."""
+    import), the sum of their versions (every audit, rendering or replacement adds one, services) and a digest of
+    their (id, version) pairs, sum of k^2 mod p over k = (id * 1000003 + version) mod p, which tells which artifacts
+    changed, not only how many. One scan of those artifacts; artifacts of other configurations never change it."""
 
     def plain(function: str, expression):
         # An aggregate as a plain function: one row, no GROUP BY, usable as a scalar subquery.
-        return Cast(Func(expression, function=function), output_field=CharField())
+        return Coalesce(Cast(Func(expression, function=function), output_field=CharField()), Value("0"))
 
-    final, passed = When(gate_passed__isnull=False, then=Value(1)), When(gate_passed=True, then=Value(1))
+    p = Value(_DIGEST_PRIME)
+    k = (F("pk") * Value(1000003) + F("version")) % p
     state = Concat(
         plain("COUNT", F("pk")),
         Value(":"),
-        Coalesce(plain("MAX", F("pk")), Value("0")),
+        plain("MAX", F("pk")),
         Value(":"),
-        plain("COUNT", Case(final)),
+        plain("SUM", F("version")),
         Value(":"),
-        plain("COUNT", Case(passed)),
+        plain("SUM", (k * k) % p),
         output_field=CharField(),
     )
     rows = Artifact.objects.filter(configuration_id__in=configuration_ids).order_by().annotate(state=state)

@@ -23,6 +23,7 @@ from corpus.protocol import (
     AGREEMENT_BOOTSTRAP_SEED,
     ELO_BOOTSTRAP_RESAMPLES,
     ELO_BOOTSTRAP_SEED,
+    PAPER_JUDGE_RUN,
 )
 from scoring import selectors as scoring_selectors
 from scoring import stats as scoring_stats
@@ -336,20 +337,29 @@ def _elo_series(study: str | None) -> pd.Series | None:
 
 
 @cached_by_state(_votes_and_scores_state)
-def weight_sensitivity_tables(*, study: str | None = None, judge: str | None = None):
+def weight_sensitivity_tables(*, study: str | None = None, judge: str | None = None, run: str):
     scores = scoring_selectors.scores_frame(judge=judge)
     try:
-        return scoring_stats.weight_sensitivity(scores, elo=_elo_series(study), judge=judge)
+        return scoring_stats.weight_sensitivity(scores, elo=_elo_series(study), judge=judge, run=run)
     except scoring_stats.NoJudgeScores as error:
         raise Invalid(str(error)) from None
 
 
-def weight_sensitivity_table(*, study: str | None = None, judge: str | None = None) -> pd.DataFrame:
-    return weight_sensitivity_tables(study=study, judge=judge).variants
+def _weight_run(run: str | None) -> str:
+    """Table 21 is computed on judge run 1 (the paper's) unless another run, or "mean", is chosen."""
+    return scoring_selectors.judge_run_choice(run, default=PAPER_JUDGE_RUN)
 
 
-def weight_sensitivity_effects_table(*, study: str | None = None, judge: str | None = None) -> pd.DataFrame:
-    return weight_sensitivity_tables(study=study, judge=judge).effects
+def weight_sensitivity_table(
+    *, study: str | None = None, judge: str | None = None, run: str | None = None
+) -> pd.DataFrame:
+    return weight_sensitivity_tables(study=study, judge=judge, run=_weight_run(run)).variants
+
+
+def weight_sensitivity_effects_table(
+    *, study: str | None = None, judge: str | None = None, run: str | None = None
+) -> pd.DataFrame:
+    return weight_sensitivity_tables(study=study, judge=judge, run=_weight_run(run)).effects
 
 
 # --- ranking stability, adaptive allocation, study planning (issue 16) ------------------------------

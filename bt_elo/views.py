@@ -84,10 +84,11 @@ def _params(request, kinds: tuple[str, ...] | None = None) -> dict:
 
 def _table_blocks(names, params) -> list[dict]:
     blocks = []
-    query = urlencode({k: v for k, v in params.items() if v})
     for name in names:
         if name not in TABLES:
             continue
+        # Downloads carry only what the table takes: the table API refuses a parameter a table does not take.
+        query = urlencode({k: v for k, v in params.items() if v and k in TABLES[name].parameters})
         needs_study = "study" in TABLES[name].parameters and name not in AUTOMATED_TABLES
         if needs_study and not params.get("study"):
             blocks.append({"name": name, "title": TABLES[name].title, "html": "", "query": query, "needs_study": True})

@@ -16,7 +16,7 @@ from .errors import INTERNAL_ERROR, AppError, Invalid
 from .outages import BODY as OUTAGE_BODY
 from .outages import RETRY_AFTER_SECONDS, is_outage, outage_log
 from .permissions import IsStaffResearcher
-from .tables import FORMATS, render_table, table_frame, table_notes
+from .tables import FORMATS, render_table, table_frame, table_notes, table_parameters_check
 
 CONTENT_TYPES = {
     "csv": "text/csv; charset=utf-8",
@@ -24,6 +24,7 @@ CONTENT_TYPES = {
     "latex": "application/x-latex; charset=utf-8",
 }
 EXTENSIONS = {"csv": "csv", "json": "json", "latex": "tex"}
+PRICE_PARAMETERS = ("price_input", "price_output")
 
 logger = logging.getLogger("refig.api")
 
@@ -82,7 +83,8 @@ def document_error_responses(result, generator, request, public):
 
 
 class TableApi(APIView):
-    """Any registered table: ?format=csv|json|latex (as `manage.py export`), ?study=, ?judge=, ?run=."""
+    """Any registered table: ?format=csv|json|latex (as `manage.py export`) and the parameters the table takes
+    (?study=, ?judge=, ?run=, ...); one it does not take answers 400 naming it and what the table takes."""
 
     permission_classes = [IsStaffResearcher]
 
@@ -94,6 +96,7 @@ class TableApi(APIView):
         parameters=[
             OpenApiParameter("format", str, enum=["json", "csv"], default="json"),
             *(OpenApiParameter(p, str) for p in ("study", "judge", "run")),
+            *(OpenApiParameter(p, float, description="economics: USD per million tokens") for p in PRICE_PARAMETERS),
         ],
         responses={
             (200, "application/json"): OpenApiResponse(dict, description="the table's rows as JSON records"),
@@ -104,12 +107,13 @@ class TableApi(APIView):
         fmt = request.query_params.get("format", "json")
         if fmt not in FORMATS:
             raise Invalid(f"format must be one of {', '.join(FORMATS)}")
-        params = {k: request.query_params.get(k) for k in ("study", "judge", "run")}
+        given = {k: request.query_params.get(k) for k in request.query_params if k != "format"}
+        params = table_parameters_check(name, given)
         frame = table_frame(name, **params)
         response = HttpResponse(
             render_table(frame, fmt, name=name, notes=table_notes(name, **params)), content_type=CONTENT_TYPES[fmt]
         )
         # A download, named for the table and its study, rather than text opened in the tab.
-        study = "-" + re.sub(r"[^A-Za-z0-9_.-]", "_", params["study"]) if params["study"] else ""
+        study = "-" + re.sub(r"[^A-Za-z0-9_.-]", "_", params["study"]) if params.get("study") else ""
         response["Content-Disposition"] = f'attachment; filename="{name}{study}.{EXTENSIONS[fmt]}"'
         return response

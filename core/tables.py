@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .errors import NotFound
+from .errors import Invalid, NotFound
 
 FORMATS: tuple[str, ...] = ("csv", "json", "latex")
 
@@ -50,9 +50,26 @@ def _table(name: str) -> Table:
 
 
 def table_frame(name: str, **params) -> pd.DataFrame:
+    """The table's frame. Lenient: parameters the table does not take are dropped, so the pages can pass the same
+    study / judge / run to every table; where user input enters (API, export command), table_parameters_check first."""
     table = _table(name)
     accepted = {k: v for k, v in params.items() if v not in (None, "") and k in table.parameters}
     return table.selector(**accepted)
+
+
+def table_parameters_check(name: str, given: dict) -> dict:
+    """The parameters a user gave for table `name` (empty ones dropped), refused with a sentence when the table does not
+    take one, or when `run` is neither a judge run number nor "mean". Unknown tables raise TableError."""
+    table = _table(name)
+    given = {k: v for k, v in given.items() if v not in (None, "")}
+    refused = sorted(set(given) - set(table.parameters))
+    if refused:
+        takes = f"it takes {', '.join(table.parameters)}" if table.parameters else "it takes no parameters"
+        raise Invalid(f"table {name!r} does not take {', '.join(refused)}; {takes}")
+    run = str(given.get("run", "mean"))
+    if run != "mean" and not (run.isdigit() and int(run) >= 1):
+        raise Invalid(f"run must be a judge run number (1, 2, ...) or 'mean', not {run!r}")
+    return given
 
 
 def register_table_note(provider: Callable[[str, dict], str | None]) -> None:

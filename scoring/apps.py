@@ -37,6 +37,13 @@ class ScoringConfig(AppConfig):
             parameters=jr,
         )
         register_table(
+            "workflow-economics",
+            s.workflow_economics_table,
+            title="Workflow economics per model and harness, direct → specialized: median turns, mean cost per "
+            "artifact, paired score effect Δ (Table 4)",
+            parameters=(*jr, "price_input", "price_output"),
+        )
+        register_table(
             "effort-sweep",
             s.effort_sweep_table,
             title="Effort sweeps: each family's efforts in order, with the paired change from the effort below",
@@ -51,14 +58,17 @@ class ScoringConfig(AppConfig):
         register_table(
             "structural-audit",
             s.structural_audit_table,
-            title="Structural audit per configuration (Tables 3, 15)",
-            parameters=("judge",),
+            title="Structural audit per configuration (Tables 3, 15; judge run 1 unless run= says otherwise)",
+            parameters=jr,
         )
         register_table(
             "judge-runs", s.judge_runs_table, title="Judge repeatability across runs (Table 18)", parameters=("judge",)
         )
         register_table(
-            "judge-families", s.judge_families_table, title="Configuration means under each judge family (Table 20)"
+            "judge-families",
+            s.judge_families_table,
+            title="Configuration means under each judge family (Table 20; each task's mean over runs unless run=N)",
+            parameters=("run",),
         )
         register_table("judge-run-status", s.judge_run_summary, title="Judge runs: records ok / failed, cost")
         register_table(

@@ -55,10 +55,15 @@ class JudgeSettings:
     price_input_per_mtok: float | None = None
     price_output_per_mtok: float | None = None
     concurrency: int = 4
+    # A local open-weight judge's thinking, through vLLM's chat-template option (chat protocol only): False sends
+    # "chat_template_kwargs": {"enable_thinking": false}; None leaves the template's default and sends nothing.
+    thinking: bool | None = None
 
     def __post_init__(self) -> None:
         if self.protocol not in ("responses", "chat"):
             raise ValueError(f"protocol must be 'responses' or 'chat', not {self.protocol!r}")
+        if self.thinking is not None and self.protocol != "chat":
+            raise ValueError("thinking on/off is a chat-template option of the chat protocol (vLLM), not of responses")
         if not self.model:
             raise ValueError("model is required")
         if self.max_attempts < 1 or self.concurrency < 1:
@@ -280,6 +285,8 @@ class JudgeClient:
             }
             if s.reasoning_effort is not None:
                 request["reasoning_effort"] = s.reasoning_effort
+            if s.thinking is not None:  # not a Chat Completions field: the SDK sends extra_body as part of the body
+                request["extra_body"] = {"chat_template_kwargs": {"enable_thinking": s.thinking}}
         if s.temperature is not None:
             request["temperature"] = s.temperature
         return request

@@ -7,12 +7,14 @@ import pandas as pd
 from django.db.models import Count, Max
 
 from agents import selectors as agent_selectors
+from agents.configurations import DESIGN_FIELDS
 from core.cache import cached_analysis, cached_by_state
 from core.errors import Invalid
-from corpus.protocol import RUBRIC_AXES
+from corpus.protocol import PAPER_JUDGE_RUN, RUBRIC_AXES
 
 from . import effort, pptbench, stability, stats
 from .models import JudgeRecord, JudgeRun, PptbenchScore
+from .stats_audit import run_label
 
 SCORE_COLUMNS = [
     "artifact_id",
@@ -99,17 +101,50 @@ def scores_frame(*, judge: str | None = None) -> pd.DataFrame:
     return frame.sort_values(["position", "task_id", "judge", "run"])[SCORE_COLUMNS].reset_index(drop=True)
 
 
+def judge_run_choice(run: str | int | None, *, default: str | int | None = None) -> str | None:
+    """A judge run as tables write it ("1", "2", ..., "mean"), `default` when none is given; Invalid otherwise."""
+    chosen = default if run in (None, "") else run
+    try:
+        return None if chosen is None else run_label(chosen)
+    except ValueError:
+        raise Invalid(f"run must be a judge run number (1, 2, ...) or 'mean', not {run!r}") from None
+
+
+def run_notes(run: str | None) -> list[str]:
+    """What a table with a row per judge run says about the run chosen (export notes, pages); without a choice its
+    `run` column says it, row by row."""
+    if run is None:
+        return []
+    what = "each task's mean over its runs (run 'mean')" if run == stats.MEAN_RUN else f"run {run}"
+    return [f"Judge runs: {what} only."]
+
+
 def _filter_run(frame: pd.DataFrame, run: str | None) -> pd.DataFrame:
-    if run in (None, "") or "run" not in frame:
+    """The rows of judge run `run` (every run: None), noting which (a new frame: the cached one stays as it is)."""
+    run = judge_run_choice(run)
+    if run is None or "run" not in frame:
         return frame
-    return frame[frame["run"].astype(str) == str(run)].reset_index(drop=True)
+    notes = [*frame.attrs.get("notes", []), *run_notes(run)]
+    frame = frame[frame["run"].astype(str) == run].reset_index(drop=True)
+    frame.attrs = {**frame.attrs, "notes": notes}
+    return frame
 
 
 # The automated tables computed from scores_frame (bootstraps and group statistics, a few hundred ms each at paper
 # scale), by name: each is computed once per state of the scores, like the frame itself.
-def _structural_audit(scores: pd.DataFrame, judge: str | None) -> pd.DataFrame:
+def _structural_audit(scores: pd.DataFrame, judge: str | None, run: str = str(PAPER_JUDGE_RUN)) -> pd.DataFrame:
     audits = agent_selectors.artifact_audit_frame()  # the audits are part of scores_state (artifacts_state)
-    return stats.structural_audit(audits, scores if not scores.empty else None, judge=judge)
+    return stats.structural_audit(audits, scores if not scores.empty else None, judge=judge, run=run)
+
+
+def _judge_families(scores: pd.DataFrame, _judge: str | None, run: str = stats.MEAN_RUN) -> pd.DataFrame:
+    table = stats.judge_families(scores if run == stats.MEAN_RUN else scores[scores["run"].astype(str) == run])
+    table.attrs["notes"] = [
+        "Each judge's configuration means over each task's mean over its runs (run 'mean')."
+        if run == stats.MEAN_RUN
+        else f"Each judge's configuration means in its run {run} only."
+    ]
+    return table
 
 
 SCORE_ANALYSES = {
@@ -119,15 +154,15 @@ SCORE_ANALYSES = {
     "effort_sweep": lambda scores, _: effort.effort_sweep(scores),
     "domain_scores": lambda scores, _: stats.domain_scores(scores),
     "judge_runs": lambda scores, _: stats.judge_runs(scores),
-    "judge_families": lambda scores, _: stats.judge_families(scores),
+    "judge_families": _judge_families,
     "structural_audit": _structural_audit,
 }
 
 
 @cached_by_state(lambda **_: scores_state())
-def score_analysis(*, name: str, judge: str | None = None) -> pd.DataFrame:
-    """SCORE_ANALYSES[name] of the scores of `judge` (every judge: None)."""
-    return SCORE_ANALYSES[name](scores_frame(judge=judge), judge)
+def score_analysis(*, name: str, judge: str | None = None, **options) -> pd.DataFrame:
+    """SCORE_ANALYSES[name] of the scores of `judge` (every judge: None); `options` (a run) for those that take one."""
+    return SCORE_ANALYSES[name](scores_frame(judge=judge), judge, **options)
 
 
 def config_scores_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
@@ -136,6 +171,62 @@ def config_scores_table(*, judge: str | None = None, run: str | None = None) -> 
 
 def paired_effects_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
     return _filter_run(score_analysis(name="paired_effects", judge=judge), run)
+
+
+WORKFLOW_ECONOMICS_COLUMNS = [
+    "model",
+    "harness",
+    "judge",
+    "run",
+    "median_turns_direct",
+    "median_turns_specialized",
+    "mean_cost_direct",
+    "mean_cost_specialized",
+    "delta",
+    "ci_low",
+    "ci_high",
+    "n",
+    "cost_upper_bound",
+    "configuration_direct",
+    "configuration_specialized",
+]
+
+
+def workflow_economics_table(
+    *, judge: str | None = None, run: str | None = None, price_input=None, price_output=None
+) -> pd.DataFrame:
+    """Table 4 per model and harness (configurations equal in every attribute but the workflow): median turns and
+    mean cost per costed artifact, direct → specialized (the economics table's median_turns and cost_mean_usd), beside
+    the paired score effect Δ of paired-effects for the judge and run chosen (every judge and run by default)."""
+    economics = agent_selectors.economics_frame(price_input=price_input, price_output=price_output)
+    configurations = agent_selectors.configuration_frame()
+    design = [c for c in DESIGN_FIELDS if c != "workflow"]
+    # Configurations identical in every attribute cannot be told apart: they pair with nothing (as in paired-effects).
+    sides = [
+        configurations[configurations["workflow"] == workflow].drop_duplicates(design, keep=False)[[*design, "slug"]]
+        for workflow in ("direct", "specialized")
+    ]
+    pairs = sides[0].merge(sides[1], on=design, suffixes=("_direct", "_specialized"))
+    by_slug = economics.set_index("configuration")
+    for workflow in ("direct", "specialized"):
+        slugs = pairs.pop(f"slug_{workflow}")
+        pairs[f"configuration_{workflow}"] = slugs
+        pairs[f"median_turns_{workflow}"] = slugs.map(by_slug["median_turns"]).astype(float)
+        pairs[f"mean_cost_{workflow}"] = slugs.map(by_slug["cost_mean_usd"]).astype(float)
+    upper = [pairs[f"configuration_{w}"].map(by_slug["cost_upper_bound"]) for w in ("direct", "specialized")]
+    pairs["cost_upper_bound"] = (upper[0].eq(True) | upper[1].eq(True)).astype(bool)
+    effects = paired_effects_table(judge=judge, run=run)
+    on = [c for c in design if c in effects.columns]
+    table = pairs.merge(effects[[*on, "judge", "run", "n", "delta", "ci_low", "ci_high"]], on=on, how="left")
+    table = table[[*WORKFLOW_ECONOMICS_COLUMNS, *(c for c in design if c not in WORKFLOW_ECONOMICS_COLUMNS)]]
+    table.attrs["notes"] = [
+        "Direct → specialized per model and harness, pairing configurations equal in every attribute but the "
+        "workflow; turns are medians over recovered logs, costs means per costed artifact (see economics); delta is "
+        "paired-effects' specialized − direct score effect.",
+        *economics.attrs.get("notes", []),
+        *effects.attrs.get("notes", []),
+    ]
+    return table
 
 
 def effort_sweep_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
@@ -154,19 +245,24 @@ def judge_runs_table(*, judge: str | None = None) -> pd.DataFrame:
     return score_analysis(name="judge_runs", judge=judge)
 
 
-def judge_families_table() -> pd.DataFrame:
+def judge_families_table(*, run: str | None = None) -> pd.DataFrame:
+    """Table 20; each task's mean over runs by default, or one run of every judge (run=N)."""
     try:
-        return score_analysis(name="judge_families")
+        return score_analysis(name="judge_families", run=judge_run_choice(run, default=stats.MEAN_RUN))
     except stats.NoJudgeScores as error:
         raise Invalid(str(error)) from None
 
 
-def structural_audit_table(*, judge: str | None = None) -> pd.DataFrame:
-    return score_analysis(name="structural_audit", judge=judge)
+def structural_audit_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
+    """Tables 3 and 15 under judge run 1 by default (the paper's), or the run chosen (a number or "mean")."""
+    return score_analysis(name="structural_audit", judge=judge, run=judge_run_choice(run, default=PAPER_JUDGE_RUN))
 
 
 def final_scores_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
-    return _filter_run(scores_frame(judge=judge).drop(columns=["artifact_id"]), run)
+    if judge_run_choice(run) == stats.MEAN_RUN:
+        raise Invalid("final-scores has a row per artifact and judge run, and no run 'mean': choose a run number")
+    frame = _filter_run(scores_frame(judge=judge), run)
+    return frame.drop(columns=["artifact_id"])
 
 
 def pptbench_frame() -> pd.DataFrame:
@@ -259,8 +355,9 @@ def score_stability(*, judge: str | None = None, run: str | None = None) -> stab
     per_run = scores.assign(run=scores["run"].astype(str))
     over_runs = scores.groupby(["task_id", "configuration", "judge"], as_index=False)["score"].mean()
     frame = pd.concat([per_run, over_runs.assign(run=stats.MEAN_RUN)], ignore_index=True)
-    if run not in (None, ""):
-        frame = frame[frame["run"] == str(run)]
+    run = judge_run_choice(run)
+    if run is not None:
+        frame = frame[frame["run"] == run]
     frame = frame.dropna(subset=["score"]).reset_index(drop=True)
     return cached_analysis(
         "score-stability",
@@ -272,7 +369,8 @@ def score_stability(*, judge: str | None = None, run: str | None = None) -> stab
 def _stability_part(part: str, judge: str | None, run: str | None) -> pd.DataFrame:
     result = score_stability(judge=judge, run=run)
     table = getattr(result, part).copy()
-    table.attrs["notes"] = list(result.skipped)  # judge runs a ranking cannot be drawn from, and why
+    # The runs shown, then the judge runs a ranking cannot be drawn from, and why.
+    table.attrs["notes"] = [*run_notes(judge_run_choice(run)), *result.skipped]
     return table
 
 

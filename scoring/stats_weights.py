@@ -1,8 +1,9 @@
 """Rubric-weight sensitivity of :mod:`scoring.stats` (REFERENCE 4, Table 21): alternative weight
-vectors (the editability sweep and named variants), rescoring records under them, the editability
-weight at which a paired effect changes sign, and :func:`weight_sensitivity`, which reports per variant
-the rank agreement with the default weights and with Elo and every workflow effect with its bootstrap
-CI. Pure: no Django, DRF or Celery."""
+vectors (the paper's twelve — the editability sweep and three named vectors — and a few of this app's),
+rescoring records under them, the editability weight at which a paired effect changes sign, and
+:func:`weight_sensitivity`, which reports per variant the rank agreement with the default weights and
+with Elo and every workflow effect with its bootstrap CI, under one judge run (ReFigBench's: run 1) or
+each task's mean over runs. Pure: no Django, DRF or Celery."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from corpus.protocol import RUBRIC_MAXIMA, SCORE_BOOTSTRAP_RESAMPLES, SCORE_BOOTSTRAP_SEED
+from corpus.protocol import PAPER_JUDGE_RUN, RUBRIC_MAXIMA, SCORE_BOOTSTRAP_RESAMPLES, SCORE_BOOTSTRAP_SEED
+from scoring.stats_audit import judge_run_rows, run_used_note
 from scoring.stats_base import (
     AXES,
     NO_JUDGE_SCORES,
@@ -29,6 +31,7 @@ SENSITIVITY_COLUMNS = [
     *(f"w_{a}" for a in AXES),
     "spearman_default",
     "pearson_elo",
+    "paper",  # one of ReFigBench's twelve vectors (Table 21)
 ]
 SENSITIVITY_EFFECT_COLUMNS = [
     "variant",
@@ -40,12 +43,26 @@ SENSITIVITY_EFFECT_COLUMNS = [
     "ci_contains_zero",
     "sign_change_w_editability",
 ]
+# After the contract columns: n, capped_tasks, paper, then any design attributes beyond model and harness.
 
 
 DEFAULT_WEIGHTS: dict[str, float] = {a: float(RUBRIC_MAXIMA[a]) for a in AXES}
 EDITABILITY_SWEEP: tuple[int, ...] = tuple(range(0, 41, 5))
-# Named variants beside the sweep (this app's choice; each sums to 100).
+# ReFigBench Table 21's named vectors beside the sweep (REFERENCE 10): E down from 25 to 15, the 10 points to S or to
+# V; and all axes equal. T/S/L/E/V in rubric points, each summing to 100.
+PAPER_NAMED_VARIANTS: dict[str, dict[str, float]] = {
+    name: dict(zip(AXES, map(float, weights), strict=True))
+    for name, weights in (
+        ("e15-surplus-to-structure", (20, 40, 15, 15, 10)),
+        ("e15-surplus-to-visual", (20, 30, 15, 15, 20)),
+        ("uniform", (20, 20, 20, 20, 20)),
+    )
+}
+# The paper's twelve: the sweep 0, 5, …, 40 (the default 25 among them), then the named three.
+PAPER_VARIANTS: tuple[str, ...] = (*(f"editability={e}" for e in EDITABILITY_SWEEP), *PAPER_NAMED_VARIANTS)
+# Named variants: the paper's, then this app's extras (each sums to 100).
 NAMED_WEIGHT_VARIANTS: dict[str, dict[str, float]] = {
+    **PAPER_NAMED_VARIANTS,
     "default": DEFAULT_WEIGHTS,
     "equal": {a: 20.0 for a in AXES},
     "no-editability": {
@@ -122,6 +139,7 @@ def weight_sensitivity(
     *,
     elo: pd.Series | None = None,
     judge: str | None = None,
+    run: int | str = PAPER_JUDGE_RUN,
     variants: Mapping[str, Mapping[str, float]] | None = None,
     direct: str = "direct",
     specialized: str = "specialized",
@@ -129,8 +147,9 @@ def weight_sensitivity(
     seed: int = SCORE_BOOTSTRAP_SEED,
 ) -> WeightSensitivity:
     """Rescore under alternative weight vectors (default: the editability sweep 0…40 step 5 plus
-    :data:`NAMED_WEIGHT_VARIANTS`). Scores are rescored per record, then averaged per task over
-    runs under ``judge`` (default: first judge in sorted order). Per variant: Spearman ρ of the
+    :data:`NAMED_WEIGHT_VARIANTS`). Scores of ``judge`` (default: first judge in sorted order) and
+    judge run ``run`` (default: run 1, as ReFigBench's Table 21; "mean": each task's mean over runs)
+    are rescored per record, then averaged per task. Per variant: Spearman ρ of the
     configuration means to the default weights' means, Pearson r to ``elo`` (Series
     configuration → Elo) if given; every workflow paired effect with its bootstrap CI, a
     ``ci_contains_zero`` marker and :func:`sign_change_editability` (the same for every variant:
@@ -138,7 +157,12 @@ def weight_sensitivity(
     if scores["judge"].dropna().empty:
         raise NoJudgeScores(NO_JUDGE_SCORES)
     chosen = judge if judge is not None else sorted(scores["judge"].dropna().unique())[0]
-    base = scores[scores["judge"] == chosen]
+    of_judge = scores[scores["judge"] == chosen]
+    runs = list(of_judge["run"].dropna().unique())
+    note = run_used_note(chosen, run, runs)
+    base = judge_run_rows(of_judge, run)
+    if base.empty:
+        raise NoJudgeScores(note)
     universe = _task_universe(scores)
     variants = dict(variants) if variants is not None else weight_variants()
     design = _design_columns(base, "workflow")
@@ -177,6 +201,7 @@ def weight_sensitivity(
                 **{f"w_{a}": float(w[a]) for a in AXES},
                 "spearman_default": float(rho),
                 "pearson_elo": float(r_elo),
+                "paper": name in PAPER_VARIANTS,
             }
         )
     variant_table = pd.DataFrame(var_rows, columns=SENSITIVITY_COLUMNS)
@@ -215,8 +240,15 @@ def weight_sensitivity(
                     "sign_change_w_editability": cross,
                     "n": len(block),
                     "capped_tasks": int(block["_capped"].sum()),
+                    "paper": name in PAPER_VARIANTS,
                 }
             )
     extra = [c for c in design if c not in SENSITIVITY_EFFECT_COLUMNS]
-    effects = pd.DataFrame(eff_rows, columns=[*SENSITIVITY_EFFECT_COLUMNS, "n", "capped_tasks", *extra])
+    effects = pd.DataFrame(eff_rows, columns=[*SENSITIVITY_EFFECT_COLUMNS, "n", "capped_tasks", "paper", *extra])
+    paper = (
+        "paper marks ReFigBench Table 21's twelve vectors (the editability sweep 0, 5, ..., 40 and "
+        f"{', '.join(PAPER_NAMED_VARIANTS)}); the other rows are this app's extras."
+    )
+    variant_table.attrs["notes"] = [note, paper]
+    effects.attrs["notes"] = [note, paper]
     return WeightSensitivity(variants=variant_table, effects=effects)

@@ -36,21 +36,13 @@ def files_line(output: str) -> list[str]:
 
 
 def exports(url: str, media: Path, out: Path) -> dict[str, str]:
+    from core.tables import TABLES as REGISTERED
+
     out.mkdir()
     for table in TABLES:
+        study = ["--study", "backup"] if "study" in REGISTERED[table].parameters else []  # refused where not taken
         run(
-            [
-                sys.executable,
-                "manage.py",
-                "export",
-                table,
-                "--format",
-                "csv",
-                "--study",
-                "backup",
-                "--out",
-                str(out / table),
-            ],
+            [sys.executable, "manage.py", "export", table, "--format", "csv", *study, "--out", str(out / table)],
             DATABASE_URL=url,
             DJANGO_MEDIA_ROOT=str(media),
         )

@@ -169,7 +169,7 @@ def test_structural_audit_by_hand():
             "shapes": [1, 0, 7, 9],
         }
     )
-    t = st.structural_audit(audits, tiny())
+    t = st.structural_audit(audits, tiny(), run="mean")
     assert list(t.columns) == st.AUDIT_COLUMNS
     r = t.iloc[0]
     assert r.n == 4 and r.share_any_picture == 0.5 and r.share_largest_ge_85 == 0.25 and r.capped == 1
@@ -177,6 +177,9 @@ def test_structural_audit_by_hand():
     assert (r.median_text_boxes, r.median_shapes, r.median_connectors) == (4.0, 4.0, 1.5)
     # per-task mean scores 65, 0, 85, 50 ; S = 0.3*score = 19.5, 0, 25.5, 15 -> S<15: 1/4 ; s<50: 1/4
     assert r.share_s_lt_15 == 0.25 and r.share_final_lt_50 == 0.25
+    # judge run 1 (the default, the paper's): 60, 0, 90 (t4 no record) ; S 18, 0, 27 -> S<15: 1/3 ; s<50: 1/3
+    r1 = st.structural_audit(audits, tiny()).iloc[0]
+    assert r1.share_s_lt_15 == pytest.approx(1 / 3) and r1.share_final_lt_50 == pytest.approx(1 / 3)
     assert np.isnan(st.structural_audit(audits).iloc[0].share_s_lt_15)
 
 

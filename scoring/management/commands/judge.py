@@ -29,6 +29,12 @@ class Command(BaseCommand):
             "--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the key ('' for none)"
         )
         parser.add_argument("--reasoning-effort")
+        parser.add_argument(
+            "--thinking",
+            choices=["on", "off"],
+            help="chat protocol: switch a local judge's thinking on or off (vLLM chat_template_kwargs.enable_thinking); "
+            "default: the chat template's own",
+        )
         parser.add_argument("--temperature", type=float)
         parser.add_argument("--timeout", type=float, default=600)
         parser.add_argument("--max-attempts", type=int, default=4)
@@ -51,6 +57,7 @@ class Command(BaseCommand):
                 api_key_env=o["api_key_env"],
                 reasoning_effort=o["reasoning_effort"],
                 temperature=o["temperature"],
+                thinking=None if o["thinking"] is None else o["thinking"] == "on",
                 timeout_seconds=o["timeout"],
                 max_attempts=o["max_attempts"],
                 concurrency=o["concurrency"],
