@@ -193,11 +193,6 @@ def artifact_keys(
     return list(artifacts.values_list("configuration_id", "figure_id", "pk"))
 
 
-def artifact_newest_id() -> int:
-    """The id of the newest artifact (0 without any): a new import changes it."""
-    return Artifact.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
-
-
 # 2**31 - 1: a residue's square stays below 2**62, and a sum of residues over any number of artifacts far below 2**63.
 _DIGEST_PRIME = 2147483647
 

@@ -10,18 +10,19 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import NotFound
-from core.permissions import role_permission
-from core.roles import ANNOTATOR, COORDINATOR, RESEARCHER
+from core.permissions import IsStaffResearcher, role_permission
+from core.roles import ANNOTATOR, COORDINATOR
 from core.tables import render_table
 
+from . import screening as screening_rules
 from . import selectors, services
 from .models import GateReview, Study, StudyKind
 from .services import artifact_studies, gate_reviews, ratings
 from .services import quality as quality_services
+from .services import screening as screening_services
 
 IsAnnotator = role_permission(ANNOTATOR)
 IsCoordinator = role_permission(COORDINATOR)
-IsStudyReader = role_permission(COORDINATOR, RESEARCHER)
 
 
 class AnnotatorApi(APIView):
@@ -200,6 +201,8 @@ class StudyOutputSerializer(serializers.Serializer):
     allocation = serializers.CharField()
     adaptive_floor = serializers.IntegerField()
     stop_when_flip_below = serializers.FloatField()
+    attention_rate = serializers.FloatField()
+    repeat_rate = serializers.FloatField()
     annotators = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()
 
@@ -250,7 +253,7 @@ class StudyListApi(APIView):
             extra_kwargs = {"name": {"validators": []}}
 
     def get_permissions(self):
-        return [(IsCoordinator if self.request.method == "POST" else IsStudyReader)()]
+        return [(IsCoordinator if self.request.method == "POST" else IsStaffResearcher)()]
 
     @extend_schema(responses={200: StudyOutputSerializer(many=True)})
     def get(self, request):
@@ -265,7 +268,7 @@ class StudyListApi(APIView):
 
 
 class StudyDetailApi(APIView):
-    permission_classes = [IsStudyReader]
+    permission_classes = [IsStaffResearcher]
 
     @extend_schema(responses={200: StudyOutputSerializer})
     def get(self, request, name: str):
@@ -273,7 +276,7 @@ class StudyDetailApi(APIView):
 
 
 class StudyCoverageApi(APIView):
-    permission_classes = [IsStudyReader]
+    permission_classes = [IsStaffResearcher]
 
     @extend_schema(responses={200: dict})
     def get(self, request, name: str):
@@ -454,3 +457,85 @@ class CalibrationUndoApi(CalibrationApi):
     def post(self, request):
         answer, previous = quality_services.calibration_undo(study=self.study(request), annotator=request.user)
         return self.item_response(answer, previous={"outcome": previous})
+
+
+# --- the screening screen: next / decide / skip / undo, a figure addressed by its signed token ----------------------
+class ScreeningApi(AnnotatorApi):
+    """The screen serves the annotator's screening studies in turn (selectors.screening_study_for_annotator), or the
+    one named in the body."""
+
+    def study(self, request):
+        study = selectors.screening_study_for_annotator(user=request.user, name=self.study_name(request))
+        if study is None:
+            raise NotFound("You are not assigned to a screening study.")
+        return study
+
+    @staticmethod
+    def item_response(study, figure_id: int, user, **extra) -> Response:
+        payload = selectors.screening_payload(study=study, figure_id=figure_id, user=user)
+        return Response({"state": "item", "item": payload} | extra)
+
+
+class ScreeningNextApi(ScreeningApi):
+    """The next candidate figure, or `done` / `paused` with where the annotator stands."""
+
+    @extend_schema(request=ItemNextApi.InputSerializer, responses={200: ArtifactNextApi.OutputSerializer})
+    def post(self, request):
+        study = self.study(request)
+        if study.status != Study.Status.ACTIVE:
+            detail = f"this study is {study.status}; no new figures are handed out"
+            return Response({"state": "paused", "detail": detail, "study": _study_brief(study)})
+        figure_id = selectors.screening_next_figure(study=study, user=request.user)
+        if figure_id is not None:
+            return self.item_response(study, figure_id, request.user)
+        summary = selectors.screening_progress(study=study, user=request.user)
+        return Response({"state": "done", "study": _study_brief(study), "summary": summary | {"pending": 0}})
+
+
+class ScreeningDecideApi(ScreeningApi):
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "ScreeningDecideInput"
+
+        token = serializers.CharField(max_length=200)
+        decision = serializers.ChoiceField(choices=[screening_rules.ACCEPT, screening_rules.REJECT])
+        reason = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
+
+    @extend_schema(request=InputSerializer, responses={200: dict})
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        screening_services.screening_decide(
+            token=data.validated_data["token"],
+            annotator=request.user,
+            accepted=data.validated_data["decision"] == screening_rules.ACCEPT,
+            reason=data.validated_data["reason"],
+        )
+        return Response({"stored": True})
+
+
+class ScreeningSkipApi(ScreeningApi):
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "ScreeningSkipInput"
+
+        token = serializers.CharField(max_length=200)
+        reason = serializers.CharField(max_length=2000, allow_blank=True)
+
+    @extend_schema(request=InputSerializer, responses={200: dict})
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        screening_services.screening_skip(annotator=request.user, **data.validated_data)
+        return Response({"skipped": True})
+
+
+class ScreeningUndoApi(ScreeningApi):
+    """Delete the last decision (in the named study, else in any) and serve its figure again, with the decision
+    (`previous`) to put back."""
+
+    @extend_schema(request=ItemNextApi.InputSerializer, responses={200: dict})
+    def post(self, request):
+        study = self.study(request) if self.study_name(request) else None
+        undone = screening_services.screening_undo(annotator=request.user, study=study)
+        return self.item_response(undone.study, undone.figure_id, request.user, previous=undone.previous)
