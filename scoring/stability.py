@@ -71,9 +71,8 @@ STABILITY_PAIR_COLUMNS = [
     "rank_flip_probability",
 ]
 
-# Draws summed at once: their running totals (2,000 x 10 models, 160 kB) stay in the CPU's cache across the tasks.
-# Paper scale (10 models x 1,000 tasks, 10,000 draws at the six sizes), best of three: 0.16 s against 0.47 s for the
-# former gather of models x draws x tasks reduced by mean(); 0.18 s with all 10,000 draws at once.
+# Draws summed in blocks: their running totals (2,000 x 10 models, 160 kB) stay in the CPU's cache across the tasks
+# (tests/benchmarks/test_scoring_bench.py).
 _DRAW_BLOCK = 2_000
 
 
