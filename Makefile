@@ -2,34 +2,64 @@
 PYTHON ?= python3.11
 VENV ?= .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
+UV := $(PY) -m uv
+# Every package's version and hash (test and prod extras, uv and the build backend too): `make lock` writes it.
+LOCK := requirements.lock
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(LOCK) | sha256sum | cut -c1-12)
+UV_PIN := $(shell sed -n 's/^uv==\([^ ]*\) .*/\1/p' $(LOCK))
+VAR := $(or $(REFIG_VAR_DIR),var)
 HOST ?= 127.0.0.1
 PORT ?= 8000
 DEMO ?= 1
+# Python keeps its bytecode cache (.venv and the project's __pycache__, both ignored by git): with an inherited
+# PYTHONDONTWRITEBYTECODE=1 every command recompiled Django, pandas and SciPy in memory, 3-4 s per process.
+unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run test screenshots bench soak faults setup sample lint clean
+.PHONY: run test screenshots bench soak faults setup lock sample lint clean
 
-$(STAMP): pyproject.toml
-	@echo "[1/4] installing Python packages into $(VENV) (first run only; log in $(VENV)/install.log)"
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV) >/dev/null 2>&1 || python3 -m venv $(VENV)
-	@$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip >$(VENV)/install.log 2>&1 \
-	  && $(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,prod]' >>$(VENV)/install.log 2>&1 \
-	  || (tail -n 30 $(VENV)/install.log; exit 1)
+# The locked uv, installed by pip unless it is there: the base interpreter's pip, or the venv's own (ensurepip) where
+# that one is too old for --python.
+UV_REQ := $(VENV)/uv-requirement.txt
+INSTALL_UV = test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV) || python3 -m venv --without-pip $(VENV); \
+  sed -n '/^uv==/,/[^\\]$$/p' $(LOCK) >$(UV_REQ); \
+  $(UV) --version 2>/dev/null | grep -qF 'uv $(UV_PIN) ' \
+  || $(PYTHON) -m pip --python $(PY) install -q --no-deps --require-hashes -r $(UV_REQ) \
+  || { $(PY) -m ensurepip && $(PY) -m pip install -q --no-deps --require-hashes -r $(UV_REQ); }
+
+# Everything from $(LOCK): uv, then the locked packages, then the project itself, editable, resolving nothing; the
+# check fails when pyproject.toml asks for a package the lock lacks.
+$(STAMP): pyproject.toml $(LOCK)
+	@echo "[1/4] installing Python packages into $(VENV) from $(LOCK) (first run only; log in $(VENV)/install.log)"
+	@mkdir -p $(VENV)
+	@( set -e; $(INSTALL_UV); \
+	   $(UV) pip install --python $(PY) --require-hashes -r $(LOCK); \
+	   $(UV) pip install --python $(PY) --no-deps --no-build-isolation -e .; \
+	   $(UV) pip check --python $(PY) || { echo "$(LOCK) lacks what pyproject.toml asks for: make lock"; exit 1; } \
+	 ) >$(VENV)/install.log 2>&1 || (tail -n 30 $(VENV)/install.log; exit 1)
 	@rm -f $(VENV)/.installed-*
 	@touch $(STAMP)
 
 setup: $(STAMP)
 
-# One line per step; the demo loader prints one line per part of the demo it loads.
+# After a change to pyproject.toml's dependencies: re-resolve, keeping every pin that still fits (ARGS=--upgrade: the newest).
+lock:
+	@mkdir -p $(VENV) && ( set -e; $(INSTALL_UV) ) >$(VENV)/install.log 2>&1 || (tail -n 30 $(VENV)/install.log; exit 1)
+	$(UV) pip compile -q pyproject.toml --extra test --extra prod --group setup --universal --python-version 3.11 \
+	  --generate-hashes --custom-compile-command 'make lock' -o $(LOCK) $(ARGS)
+
+# One line per step; the demo loader prints one line per part of the demo it loads. The server runs quietly: its
+# banner (stdout) and its line per request (REFIG_REQUEST_LOG) go to the log file; errors still reach the terminal.
 run: setup
-	@echo "[2/4] migrating the database (var/)"
+	@echo "[2/4] migrating the database ($(VAR)/)"
 	@$(PY) manage.py migrate --noinput -v 0
 	@if [ "$(DEMO)" = "0" ]; then echo "[3/4] DEMO=0: no demo loaded (your own accounts: $(PY) manage.py createcoordinator NAME)"; \
 	else echo "[3/4] loading the synthetic demo study and the sample accounts"; $(PY) manage.py load_sample_data; fi
-	@echo "[4/4] serving http://$(HOST):$(PORT)/  (Ctrl-C stops)"
+	@mkdir -p $(VAR)/log
+	@echo "[4/4] serving http://$(HOST):$(PORT)/  (Ctrl-C stops; requests are logged to $(VAR)/log/requests.log)"
 	@echo "      log in as annotator, coordinator, researcher or admin, password 'refig-sample'"
 	@echo "      your own accounts: $(PY) manage.py createcoordinator NAME"
-	@$(PY) manage.py runserver $(HOST):$(PORT) --noreload -v 0
+	@REFIG_REQUEST_LOG=$(VAR)/log/requests.log $(PY) manage.py runserver $(HOST):$(PORT) --noreload --skip-checks \
+	  >>$(VAR)/log/requests.log
 
 # CELERY_TASK_ALWAYS_EAGER=1 keeps in-process task calls eager; the worker tests start real workers over the broker.
 test: setup

@@ -42,6 +42,10 @@ if PRODUCTION and len(SECRET_KEY) < 50:
     refuse("DJANGO_SECRET_KEY must be set to a random string of at least 50 characters.")
 if not SECRET_KEY:
     SECRET_KEY = "embedded-mode-only-not-secret-" + "x" * 40
+# The key of annotators' pseudonyms in exports and releases (core.pseudonyms): never SECRET_KEY, whose embedded default
+# is public. Unset, a random key is generated once into this file (0600) under the var dir and kept there.
+REFIG_PSEUDONYM_KEY = os.environ.get("REFIG_PSEUDONYM_KEY", "")
+REFIG_PSEUDONYM_KEY_FILE = Path(os.environ.get("REFIG_PSEUDONYM_KEY_FILE", VAR_DIR / "pseudonym.key"))
 
 # Off unless DJANGO_DEBUG=1 says otherwise, in embedded mode too: a debug page shows settings, local variables and
 # the session to whoever triggers an error (an annotator would see configuration and artifact ids).
@@ -127,16 +131,6 @@ if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
     if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
         DATABASES["default"]["OPTIONS"] = SQLITE_OPTIONS
-    else:
-        # Server-side prepared statements for the hot paths' fixed shapes (core.bulk_write.prepared_cursor), once one
-        # has run this many times on a connection; Django's own queries bind client-side and are never prepared.
-        # DATABASE_PREPARE_THRESHOLD="" turns them off (README, Production).
-        threshold = os.environ.get("DATABASE_PREPARE_THRESHOLD", "5")
-        if threshold and not threshold.isdigit():
-            raise ImproperlyConfigured(
-                f"DATABASE_PREPARE_THRESHOLD must be a whole number of runs, or empty (off); got {threshold!r}."
-            )
-        DATABASES["default"]["OPTIONS"] = {"prepare_threshold": int(threshold) if threshold else None}
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
@@ -292,9 +286,29 @@ LOGGING = {
     "disable_existing_loggers": False,
     # A refused request (403) is routine: one line, no traceback.
     "filters": {"forbidden_one_line": {"()": "core.middleware.ForbiddenOneLineFilter"}},
+    "formatters": {"timed": {"format": "[{asctime}] {message}", "style": "{"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["forbidden_one_line"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("DJANGO_LOG_LEVEL", "WARNING")},
 }
+# REFIG_REQUEST_LOG (`make run` sets var/log/requests.log): runserver's line per request, and the 4xx refusals, go
+# to that file instead of the terminal, which keeps showing the URL and the accounts; server errors (5xx) go to both.
+REQUEST_LOG = os.environ.get("REFIG_REQUEST_LOG", "")
+if REQUEST_LOG:
+    Path(REQUEST_LOG).parent.mkdir(parents=True, exist_ok=True)
+    LOGGING["handlers"] |= {
+        "requests": {
+            "class": "logging.FileHandler",
+            "filename": REQUEST_LOG,
+            "formatter": "timed",
+            "filters": ["forbidden_one_line"],
+            "delay": True,
+        },
+        "console_errors": {"class": "logging.StreamHandler", "level": "ERROR", "filters": ["forbidden_one_line"]},
+    }
+    LOGGING["loggers"] = {
+        "django.server": {"handlers": ["requests"], "level": "INFO", "propagate": False},
+        "django.request": {"handlers": ["requests", "console_errors"], "level": "WARNING", "propagate": False},
+    }
 
 # --- domain settings --------------------------------------------------------------------------
 REFIG = {
