@@ -268,3 +268,53 @@ class StabilityPanelView(RoleRequiredMixin, View):
         except AppError as error:
             return JsonResponse({"error": error.code, "detail": error.detail}, status=error.status)
         return JsonResponse(panel)
+
+
+class PaperBundleView(RoleRequiredMixin, View):
+    """A paper's reproduction bundle (the `paper` command's tables, figures and REPRODUCTION.md) as one .zip, for
+    the chosen study (?study=)."""
+
+    roles = (COORDINATOR, RESEARCHER)
+
+    def get(self, request, paper: str):
+        import tempfile
+        from pathlib import Path
+
+        from .paper import PAPERS, build_bundle, bundle_zip
+
+        if paper not in PAPERS:
+            raise Http404("unknown paper")
+        study = request.GET.get("study") or None
+        with tempfile.TemporaryDirectory(prefix="paper-") as directory:
+            try:
+                judge = request.GET.get("judge") or None
+                bundle = build_bundle(paper, study=study, judge=judge, out_dir=Path(directory))
+            except NotFound as error:
+                raise Http404(error.detail) from None
+            body = bundle_zip(bundle)
+        response = HttpResponse(body, content_type="application/zip")
+        name = f"{paper}-{study}" if study else paper
+        response["Content-Disposition"] = f'attachment; filename="{name}.zip"'
+        return response
+
+
+class ReleaseDownloadView(RoleRequiredMixin, View):
+    """A study's public release as a zip (bt_elo.release): the newest release under var/releases/, built on the first
+    download; `manage.py release` makes a new version. Annotators appear by pseudonym only."""
+
+    roles = (COORDINATOR, RESEARCHER)
+
+    def get(self, request, study: str):
+        from django.conf import settings
+        from django.http import FileResponse
+
+        from .release import release_build, release_latest, release_zip
+
+        root = settings.VAR_DIR / "releases"
+        try:
+            annotation_selectors.study_resolve(study=study)  # an unknown study is a 404, never a folder
+            path = release_latest(out_dir=root, study=study) or release_build(study=study, out_dir=root).path
+        except AppError as error:
+            return HttpResponse(error.detail, status=error.status, content_type="text/plain")
+        archive = path.with_suffix(".zip") if path.with_suffix(".zip").exists() else release_zip(path)
+        return FileResponse(open(archive, "rb"), as_attachment=True, filename=archive.name)
