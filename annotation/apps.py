@@ -61,3 +61,21 @@ class AnnotationConfig(AppConfig):
             title="Ratings: each judge's consistency over repeated runs (majority agreement, mean SD)",
             parameters=("study",),
         )
+        register_table(
+            "screening-decisions",
+            selectors.screening_decisions_frame,
+            title="Corpus screening: every screener's decision (accept / reject) with its reason, rejections kept",
+            parameters=("study",),
+        )
+        register_table(
+            "screening-summary",
+            selectors.screening_summary_frame,
+            title="Corpus screening: accepts, rejects and status per candidate figure (majority; ties undecided)",
+            parameters=("study",),
+        )
+        register_table(
+            "screening-agreement",
+            selectors.screening_agreement_frame,
+            title="Corpus screening: pairwise raw agreement and Cohen's κ between screeners on the figures both decided",
+            parameters=("study",),
+        )

@@ -18,6 +18,7 @@ class StudyKind(models.TextChoices):
     PAIRWISE = "pairwise"  # blinded A / B / tie comparisons (REFERENCE 5)
     GATE_REVIEW = "gate_review"  # does this artifact fail the gate? (PPTBench, REFERENCE 8)
     RATING = "rating"  # ordinal 0–5 ratings on named axes (PPTArena, REFERENCE 9)
+    SCREENING = "screening"  # accept / reject candidate figures with a reason, as both papers screened their corpora
 
 
 class Purpose(models.TextChoices):
@@ -491,3 +492,28 @@ class CalibrationAnswer(models.Model):
 
     def __str__(self) -> str:
         return f"calibration answer {self.pk}"
+
+
+class ScreeningDecision(models.Model):
+    """A screener's decision on one candidate figure of a screening study: accepted, or rejected with the reason, or set
+    aside without a decision (skipped, with why). One per screener and figure. An undo deletes the screener's last
+    decision; nothing else removes one, so rejected candidates stay on record for audit."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="screening_decisions")
+    figure = models.ForeignKey("corpus.Figure", on_delete=models.CASCADE, related_name="+")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="screening_decisions"
+    )
+    accepted = models.BooleanField(null=True, help_text="empty: set aside (skipped) without a decision")
+    reason = models.TextField(blank=True, help_text="why: required to reject or skip, optional to accept")
+    decided_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "figure", "annotator"], name="one_screening_decision_per_annotator"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"screening decision on {self.figure_id} by {self.annotator_id}"

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api, views
+from . import api, views, views_screening
 from .models import StudyKind
 
 app_name = "annotation"
@@ -14,8 +14,9 @@ urlpatterns = [
     path("api/annotate/undo/", api.ComparisonUndoApi.as_view(), name="api-undo"),
     path("api/annotate/summary/", api.SessionSummaryApi.as_view(), name="api-summary"),
     path("api/annotate/studies/", api.AnnotatorStudiesApi.as_view(), name="api-studies"),
-    path("coordinate/", views.CoordinateView.as_view(), name="coordinate"),
-    path("coordinate/<slug:name>/", views.StudyDashboardView.as_view(), name="study-dashboard"),
+    # The coordinator's pages with the screening kind (views_screening extends views' for it).
+    path("coordinate/", views_screening.StudiesView.as_view(), name="coordinate"),
+    path("coordinate/<slug:name>/", views_screening.StudyBoardView.as_view(), name="study-dashboard"),
     path("api/studies/", api.StudyListApi.as_view(), name="api-study-list"),
     path("api/studies/<slug:name>/", api.StudyDetailApi.as_view(), name="api-study-detail"),
     path("api/studies/<slug:name>/coverage/", api.StudyCoverageApi.as_view(), name="api-study-coverage"),
@@ -51,6 +52,13 @@ urlpatterns = [
     path("api/annotate/calibration/answer/", api.CalibrationAnswerApi.as_view(), name="api-calibration-answer"),
     path("api/annotate/calibration/skip/", api.CalibrationSkipApi.as_view(), name="api-calibration-skip"),
     path("api/annotate/calibration/undo/", api.CalibrationUndoApi.as_view(), name="api-calibration-undo"),
+    # The screening screen and its API: next / decide / skip / undo, a figure addressed by its signed token.
+    path("annotate/screen/", views_screening.ScreeningView.as_view(), name="screening"),
+    path("annotate/screen/img/<str:token>", views_screening.ScreeningImageView.as_view(), name="screening-image"),
+    path("api/annotate/screen/next/", api.ScreeningNextApi.as_view(), name="api-screen-next"),
+    path("api/annotate/screen/decide/", api.ScreeningDecideApi.as_view(), name="api-screen-decide"),
+    path("api/annotate/screen/skip/", api.ScreeningSkipApi.as_view(), name="api-screen-skip"),
+    path("api/annotate/screen/undo/", api.ScreeningUndoApi.as_view(), name="api-screen-undo"),
     # Last of the annotate/ paths: a study's own screen, by its name.
     path("annotate/<slug:name>/", views.StudyScreenView.as_view(), name="annotate-study"),
 ]

@@ -35,6 +35,9 @@ DEMO_ARTIFACT_STUDIES = (
     ("demo-gate-review", StudyKind.GATE_REVIEW, "gate_reviews.csv", "gate review of every configuration's slide"),
     ("demo-ratings", StudyKind.RATING, "ratings.csv", "0-5 ratings of every configuration's slide"),
 )
+# The demo's screening study: a seeded sample of the corpus as candidate figures, for the sample annotator to screen.
+DEMO_SCREENING_STUDY = "demo-screening"
+DEMO_SCREENING_FIGURES = 12
 
 
 def load_sample_corpus_and_artifacts() -> str:
@@ -103,7 +106,8 @@ def load_sample_scores() -> str:
 
 def load_sample_study() -> str:
     """The synthetic `demo` study with its simulated votes; then the demo's gate-review and rating studies
-    (PPTBench's and PPTArena's protocols), simulated like its votes. The sample annotator is assigned to all three.
+    (PPTBench's and PPTArena's protocols), simulated like its votes, and its small screening study. The sample
+    annotator is assigned to all four.
 
     Each study is created before its votes or judgements are imported so its settings are the demo's (the pairwise
     one: a target per pair above the imported votes and a generous quota), so the `annotator` account still has items
@@ -132,12 +136,13 @@ def load_sample_study() -> str:
         load_demo_artifact_study(name=name, kind=kind, path=bundled.BUNDLE_DIR / file, about=about, slugs=slugs)
     reviews = gate_reviews.gate_reviews_import(path=bundled.BUNDLE_DIR / "gate_reviews.csv", study="demo-gate-review")
     rating_report = ratings.ratings_import(path=bundled.BUNDLE_DIR / "ratings.csv", study="demo-ratings")
+    screening = load_demo_screening_study()
     if not created and not report.created:
         return f"demo study {bundled.DEMO_STUDY!r}: already created"
     return (
         f"demo study {bundled.DEMO_STUDY!r}: {len(slugs)} configurations, {report.created} simulated votes "
         f"imported, annotator assigned; demo-gate-review: {reviews.created} reviews; demo-ratings: {rating_report.created} "
-        "ratings (both with the annotator assigned)"
+        f"ratings; {screening} (all with the annotator assigned)"
     )
 
 
@@ -161,6 +166,24 @@ def load_demo_artifact_study(*, name: str, kind: str, path: Path, about: str, sl
         artifact_studies.artifact_study_links_set(study=study, configurations=slugs, figures=task_ids)
     annotators = get_user_model().objects.filter(username="annotator")
     annotation_services.study_annotators_set(study=study, users=[*study.annotators.all(), *annotators])
+
+
+def load_demo_screening_study() -> str:
+    """The demo's screening study: a seeded sample of DEMO_SCREENING_FIGURES figures of the demo corpus as candidates,
+    with the sample annotator assigned and no simulated decisions (screeners are accounts), so that every candidate is
+    left to them on /annotate/screen/."""
+    study = annotation_selectors.study_list().filter(name=DEMO_SCREENING_STUDY).first()
+    if study is None:
+        study = annotation_services.study_create(
+            name=DEMO_SCREENING_STUDY,
+            kind=StudyKind.SCREENING,
+            figure_sample=DEMO_SCREENING_FIGURES,
+            description=f"[synthetic] Demo screening of candidate figures: {bundled.SYNTHETIC_NOTE}.",
+            seed=bundled.bundle_index()["seed"],
+        )
+    annotators = get_user_model().objects.filter(username="annotator")
+    annotation_services.study_annotators_set(study=study, users=[*study.annotators.all(), *annotators])
+    return f"{DEMO_SCREENING_STUDY}: {study.figures.count()} candidate figures"
 
 
 # The corpus and artifacts first, then what refers to them.

@@ -82,10 +82,10 @@ def _crawl_role(page, base: str, role: str, problems: list[str]) -> list[str]:
             problems.append(f"{role} {path}: HTTP {response.status if response else 'none'}")
             continue
         if path == "/annotate/":  # past the instructions to the comparison itself, its images loaded
-            if role == "annotator":  # assigned to the demo's three studies, with items left in each: they are listed,
+            if role == "annotator":  # assigned to the demo's four studies, with items left in each: they are listed,
                 lefts = page.locator("table.my-studies td.left").all_inner_texts()  # the comparison study first
-                if len(lefts) != 3 or any(text.split()[0] == "0" for text in lefts):
-                    problems.append(f"{role} {path}: the demo's three studies, each with items left? {lefts}")
+                if len(lefts) != 4 or any(text.split()[0] == "0" for text in lefts):
+                    problems.append(f"{role} {path}: the demo's four studies, each with items left? {lefts}")
                 page.click("table.my-studies a.primary")
                 page.wait_for_url("**/annotate/demo/")
                 page.click("#start")

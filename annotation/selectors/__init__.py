@@ -2,10 +2,17 @@
 votes), `pool` (pool and queue state for the assignment engine), `screens` (the blinded payloads of the annotator's
 screens), `images` (the images behind them and the placeholder drawn for a slide without a rendering), `tables` (the
 pairwise tables and the signatures their analyses are cached by), `dashboard` (the coordinator's dashboard) and
-`quality_tables` (quality control, adjudication, gate-review and rating tables). Callers in this app and in others
+`quality_tables` (quality control, adjudication, gate-review and rating tables) and `screening` (screening studies:
+the annotator's figures, their tokens, the screening tables). Callers in this app and in others
 (which read it through annotation.selectors, by the import-linter contracts) use the names re-exported here."""
 
-from .dashboard import artifact_judgements, artifact_study_dashboard, study_dashboard, study_progress
+from .dashboard import (
+    artifact_judgements,
+    artifact_study_dashboard,
+    screening_dashboard,
+    study_dashboard,
+    study_progress,
+)
 from .images import (
     ADJUDICATION_IMAGE_SIDES,
     ARTIFACT_IMAGE_SIDES,
@@ -25,7 +32,6 @@ from .pool import (
     POOL_ARTIFACTS_RECHECK,
     SIGNATURE_PRIME,
     StudyState,
-    annotator_study_list,
     artifact_study_for_annotator,
     pairwise_waiting,
     scalar_subquery,
@@ -44,6 +50,21 @@ from .quality_tables import (
     rating_agreement_frame,
     rating_consistency_frame,
     ratings_frame,
+)
+from .screening import (
+    annotator_study_list,
+    screening_accepted_task_ids,
+    screening_agreement_frame,
+    screening_candidates,
+    screening_decisions_frame,
+    screening_figure,
+    screening_next_figure,
+    screening_payload,
+    screening_previous,
+    screening_progress,
+    screening_study_for_annotator,
+    screening_summary_frame,
+    screening_token_read,
 )
 from .screens import (
     ADJUDICATION_CHOICES,
@@ -140,6 +161,19 @@ __all__ = [
     "rating_consistency_frame",
     "ratings_frame",
     "scalar_subquery",
+    "screening_accepted_task_ids",
+    "screening_agreement_frame",
+    "screening_candidates",
+    "screening_dashboard",
+    "screening_decisions_frame",
+    "screening_figure",
+    "screening_next_figure",
+    "screening_payload",
+    "screening_previous",
+    "screening_progress",
+    "screening_study_for_annotator",
+    "screening_summary_frame",
+    "screening_token_read",
     "slide_png",
     "source_png",
     "sparse_threshold",

@@ -2,7 +2,9 @@
 heat colour (a CSS hsl() from pale red to green as the pair nears its target), the figures covered, the overlap items,
 the open leases, and each annotator's throughput, dwell, skip rate and left-side share. Pairs are counted as the
 coverage table counts them (tables.coverage_frame), so the page and the table never disagree. A gate-review or rating
-study's: its artifacts, the judgements so far by rater and the agreement tables. Every kind's: what is left
+study's: its artifacts, the judgements so far by rater and the agreement tables. A screening study's: its candidate
+figures accepted, rejected and undecided by majority, each screener's decisions, the latest rejections with their
+reasons and the screeners' agreement. Every kind's: what is left
 (study_progress: votes still needed, the time to finish at the last day's pace, items waiting for their renderings,
 who is behind; the arithmetic is annotation.progress)."""
 
@@ -16,8 +18,8 @@ import pandas as pd
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from .. import progress
-from ..models import ArtifactLease, Item, Lease, Rating, Study, StudyKind
+from .. import progress, screening
+from ..models import ArtifactLease, Item, Lease, Rating, ScreeningDecision, Study, StudyKind
 from .pool import pairwise_waiting
 from .quality_tables import (
     gate_review_agreement_frame,
@@ -25,6 +27,7 @@ from .quality_tables import (
     rating_agreement_frame,
     rating_consistency_frame,
 )
+from .screening import screening_agreement_frame, screening_candidates, screening_handled, screening_summary_frame
 from .screens import study_artifact_ids
 from .studies import _current, pair_target, study_configurations
 from .tables import _pair_counts, sparse_threshold
@@ -172,10 +175,12 @@ def study_progress(*, study: Study, now: datetime | None = None) -> dict:
     pace is the counted votes of the last day, and an annotator's left is their quota less their votes. Gate review and
     rating: every assigned annotator judges every artifact of the study once; still needed is Σ over them (or over one
     annotator yet to be assigned) of max(0, artifacts − artifacts they judged or set aside), the pace their judgements
-    of the last day."""
+    of the last day. Screening: the same over the study's candidate figures and the screeners' decisions. `noun`
+    names what a non-pairwise study's target counts (artifacts, figures)."""
     since = (now or timezone.now()) - timedelta(hours=progress.PACE_WINDOW_HOURS)
     assigned = list(study.annotators.order_by("username").values_list("pk", "username"))
     ids = [pk for pk, _ in assigned]
+    noun = "figures" if study.kind == StudyKind.SCREENING else "artifacts"
     if study.kind == StudyKind.PAIRWISE:
         target, unit = pair_target(study), "pair"
         needed = progress.votes_still_needed(_pair_votes(study), target=target)
@@ -191,6 +196,9 @@ def study_progress(*, study: Study, now: datetime | None = None) -> dict:
         handled = {pk: per.get(pk, (0, 0))[0] for pk in ids}
         left = {pk: max(0, study.quota_per_annotator - handled[pk]) for pk in ids}
         waiting = pairwise_waiting(study)
+    elif study.kind == StudyKind.SCREENING:
+        target, unit, waiting = len(screening_candidates(study)), "annotator", 0
+        rows = screening_handled(study=study, annotator_ids=ids, since=since)
     else:
         every = study_artifact_ids(study=study)
         target, unit = len(every), "annotator"
@@ -206,6 +214,7 @@ def study_progress(*, study: Study, now: datetime | None = None) -> dict:
             )
             .order_by()
         )
+    if study.kind != StudyKind.PAIRWISE:
         per = {pk: (n, day) for pk, n, day, _ in rows}
         handled = {pk: 0 for pk in ids} | {pk: h for pk, _, _, h in rows}
         left = {pk: max(0, target - handled[pk]) for pk in ids}
@@ -218,6 +227,7 @@ def study_progress(*, study: Study, now: datetime | None = None) -> dict:
     return {
         "target": target,
         "unit": unit,
+        "noun": noun,
         "needed": needed,
         "votes_last_day": last_day,
         "finish": finish,
@@ -302,4 +312,49 @@ def artifact_study_dashboard(*, study: Study) -> dict:
         "open_leases": ArtifactLease.objects.filter(study=study, state=ArtifactLease.State.OPEN).count(),
         "axes": list(study.rating_axes) if study.kind == StudyKind.RATING else [],
         "agreement": _agreement_tables(study),
+    }
+
+
+# The latest rejections a screening dashboard lists with their reasons (every one is in the screening-decisions table).
+SCREENING_REJECTIONS_SHOWN = 20
+
+
+def screening_dashboard(*, study: Study) -> dict:
+    """A screening study's dashboard: its candidate figures accepted, rejected and undecided by majority
+    (screening-summary), those decided by at least one and by at least two screeners (agreement is computed over the
+    latter), each screener's accepts, rejects and skips, the latest rejections with their reasons, and the agreement
+    table (title, table name, frame), as a gate-review or rating dashboard lists its own."""
+    summary = screening_summary_frame(study=study.name)
+    statuses = summary["status"].value_counts()
+    decided = summary["accepts"] + summary["rejects"]
+    rows = ScreeningDecision.objects.filter(study=study)
+    screeners = (
+        rows.values_list("annotator__username")
+        .annotate(
+            accepts=Count("id", filter=Q(accepted=True)),
+            rejects=Count("id", filter=Q(accepted=False)),
+            skips=Count("id", filter=Q(accepted__isnull=True)),
+        )
+        .order_by("annotator__username")
+    )
+    rejections = (
+        rows.filter(accepted=False)
+        .order_by("-decided_at", "-pk")
+        .values("figure__task_id", "annotator__username", "reason", "decided_at")[:SCREENING_REJECTIONS_SHOWN]
+    )
+    return {
+        "candidates": len(summary),
+        "accepted": int(statuses.get(screening.ACCEPTED, 0)),
+        "rejected": int(statuses.get(screening.REJECTED, 0)),
+        "undecided": int(statuses.get(screening.UNDECIDED, 0)),
+        "decided": int((decided >= 1).sum()),
+        "overlap": int((decided >= 2).sum()),
+        "decisions": int(decided.sum()),
+        "screeners": [{"screener": name, "accepts": a, "rejects": r, "skips": k} for name, a, r, k in screeners],
+        "rejections": list(rejections),
+        "agreement": [
+            ("Screeners with each other", "screening-agreement", screening_agreement_frame(study=study.name))
+        ],
+        "tables": ("screening-summary", "screening-decisions", "screening-agreement"),
+        "rule": screening.MAJORITY_RULE,
     }

@@ -75,27 +75,49 @@ def study_figures_choose(
 def study_create(
     *,
     name: str,
-    configurations: Iterable[str],
+    configurations: Iterable[str] = (),
     figures: Iterable[str] | None = None,
     figure_fields: Iterable[str] | None = None,
     figure_sample: int | None = None,
     annotators: Iterable | None = None,
     kind: str = StudyKind.PAIRWISE,
     rating_axes: Iterable[str] | None = None,
+    from_screening: str | None = None,
     **settings,
 ) -> Study:
     """Create a study of any kind from configuration slugs; its figures are the whole corpus unless task ids, source
-    fields or a seeded sample size narrow them (study_figures_choose). A gate-review or rating study is made by
-    artifact_studies.artifact_study_create, with ARTIFACT_STUDY_SETTINGS and (rating) its axes."""
+    fields or a seeded sample size narrow them (study_figures_choose), or `from_screening` names a screening study
+    whose figures accepted by majority it takes, exactly. A gate-review or rating study is made by
+    artifact_studies.artifact_study_create, with ARTIFACT_STUDY_SETTINGS and (rating) its axes; a screening study (no
+    configurations) by screening.screening_study_create, with the same settings."""
     if kind not in StudyKind.values:
         raise Invalid(f"kind must be one of {', '.join(StudyKind.values)}")
     unknown = set(settings) - set(STUDY_SETTINGS)
     if unknown:
         raise Invalid(f"unknown study settings: {', '.join(sorted(unknown))}")
+    if from_screening:
+        if figures or figure_fields or figure_sample:
+            raise Invalid("a study seeded from a screening study takes exactly its accepted figures: no other choice")
+        from .screening import screening_seed_figures  # it builds on study_figures_choose, above
+
+        figures = screening_seed_figures(screening_study=from_screening)
     if kind != StudyKind.PAIRWISE:
         pairwise_only = sorted(set(settings) - set(ARTIFACT_STUDY_SETTINGS))
         if pairwise_only:
             raise Invalid(f"{', '.join(pairwise_only)}: settings of pairwise studies only, not of a {kind} study")
+        if kind == StudyKind.SCREENING:
+            from .screening import screening_study_create
+
+            return screening_study_create(
+                name=name,
+                configurations=configurations,
+                figures=figures,
+                figure_fields=figure_fields,
+                figure_sample=figure_sample,
+                annotators=annotators,
+                rating_axes=rating_axes,
+                **settings,
+            )
         from .artifact_studies import artifact_study_create  # it builds on study_figures_choose, above
 
         return artifact_study_create(

@@ -19,9 +19,11 @@ window.RefigPanes = (function () {
     const natural = img && img.naturalWidth && frame.offsetWidth ? (2 * img.naturalWidth) / frame.offsetWidth : 0;
     return Math.max(12, natural);
   }
-  // The common frame takes the slides' aspect ratio (a slide is a fixed canvas the figure is fitted into).
+  // The common frame takes the slides' aspect ratio (a slide is a fixed canvas the figure is fitted into); on a page
+  // without a slide (screening) the figure's own.
   function frameTo(img) {
-    if (img.dataset.img !== "a" || !img.naturalWidth || !img.naturalHeight) return;
+    const framing = $('img[data-img="a"]') ? "a" : "source";
+    if (img.dataset.img !== framing || !img.naturalWidth || !img.naturalHeight) return;
     $(".panes").style.setProperty("--frame-aspect", String(img.naturalWidth / img.naturalHeight));
   }
   function reset() { view.s = 1; view.x = 0; view.y = 0; apply(); }

@@ -1,4 +1,5 @@
-// The blinded single-item screens: gate review, rating and calibration (<body data-screen>). Built like the comparison
+// The blinded single-item screens: gate review, rating and calibration (<body data-screen>), and the screening screen
+// (a candidate figure with its title, caption, field and licence: accept or reject). Built like the comparison
 // screen (annotate.js) and talking only to their API, whose URLs the page passes on <body> (data-api-next,
 // data-api-submit, data-api-skip, data-api-undo, and data-study: the study worked in); every item is an opaque token.
 // Zoom, pan, full screen and the object summary are panes.js's, shared with the comparison screen.
@@ -7,7 +8,7 @@
   const $ = (sel) => document.querySelector(sel);
   const $$ = (sel) => Array.from(document.querySelectorAll(sel));
   const csrf = $("input[name=csrfmiddlewaretoken]").value;
-  const SCREEN = document.body.dataset.screen;  // gate_review | rating | calibration
+  const SCREEN = document.body.dataset.screen;  // gate_review | rating | calibration | screening
   const STUDY = document.body.dataset.study || null;
   const PINNED = document.body.dataset.pinned === "1"; // opened for one study: its items, not every study's in turn
   const URLS = {
@@ -23,7 +24,7 @@
   };
   const NOUNS = {  // [one, many, verb]
     gate_review: ["slide", "slides", "reviewed"], rating: ["slide", "slides", "rated"],
-    calibration: ["practice item", "practice items", "answered"],
+    calibration: ["practice item", "practice items", "answered"], screening: ["figure", "figures", "screened"],
   };
   const panes = window.RefigPanes;
   panes.attach();
@@ -81,7 +82,8 @@
       (b.dataset.choice === "tie" && tie)));
     setEnabled();
     // Focus follows the decision: a failure needs its reason, a tie its kind; otherwise Submit, so Enter sends it.
-    if (choice === "semantic" || choice === "rendering") $("#reason").focus();
+    // Screening: the reason box either way (required to reject, optional to accept: Enter sends it as it is).
+    if (choice === "semantic" || choice === "rendering" || SCREEN === "screening") $("#reason").focus();
     else if (choice === "tie") $('.choice[data-choice="tie_success"]').focus();
     else $("#submit").focus();
   }
@@ -154,6 +156,8 @@
       $("#ask").hidden = !!item.answered;
       $("#expert").hidden = !item.answered;
       if (item.answered) showExpert(item);
+    } else if (SCREEN === "screening") {
+      showFigure(item.figure);
     } else {
       panes.auditTable($("#audit-a"), item.audit);
     }
@@ -193,11 +197,29 @@
       });
       state.axis = 0; markAxis();
       $("#submit").focus();
-    } else if (SCREEN === "gate_review") {
+    } else if (SCREEN === "gate_review" || SCREEN === "screening") {
       $("#reason").value = previous.reason || "";
-      if (previous.verdict) choose(previous.verdict);
+      const choice = previous.verdict || previous.decision;
+      if (choice) choose(choice);
     } else if (previous.outcome) {
       choose(previous.outcome);
+    }
+  }
+
+  // Screening: what is known of the candidate figure, beside it (text only; the licence links to its terms).
+  function showFigure(figure) {
+    $("#figure-title").textContent = figure.title || "–";
+    $("#figure-caption").textContent = figure.caption || "–";
+    $("#figure-field").textContent = figure.field || "–";
+    const license = $("#figure-license");
+    license.replaceChildren();
+    if (/^https?:\/\//.test(figure.license_url || "")) {
+      const link = document.createElement("a");
+      Object.assign(link, { href: figure.license_url, rel: "noopener noreferrer", target: "_blank" });
+      link.textContent = figure.license || figure.license_url;
+      license.append(link);
+    } else {
+      license.textContent = figure.license || "–";
     }
   }
 
@@ -274,6 +296,10 @@
       const reason = $("#reason").value.trim();
       if (state.choice !== "pass" && !reason) { say("a gate failure needs a short reason"); $("#reason").focus(); return; }
       body = { token: state.item.token, verdict: state.choice, reason };
+    } else if (SCREEN === "screening") {
+      const reason = $("#reason").value.trim();
+      if (state.choice === "reject" && !reason) { say("a rejection needs a short reason"); $("#reason").focus(); return; }
+      body = { token: state.item.token, decision: state.choice, reason };
     } else if (SCREEN === "rating") {
       body = { token: state.item.token, ratings: state.ratings };
     } else {
@@ -284,7 +310,7 @@
     state.busy = false;
     if (ok) state.lastStudy = state.item.study ? state.item.study.name : STUDY;
     if (ok && SCREEN === "calibration") { say(""); state.item = data.item; showExpert(data.item); return; }
-    if (ok) { say(SCREEN === "rating" ? "rating stored" : "review stored", true); if ($("#reason")) $("#reason").blur(); await next(); return; }
+    if (ok) { say({ rating: "rating stored", screening: "decision stored" }[SCREEN] || "review stored", true); if ($("#reason")) $("#reason").blur(); await next(); return; }
     say(data.detail || `refused (${status})`);
     if (status === 409 || status === 404) await next(); else setEnabled();
   }
@@ -339,6 +365,7 @@
   });
 
   const CHOICE_KEYS = SCREEN === "gate_review" ? { "1": "pass", "2": "semantic", "3": "rendering" } :
+    SCREEN === "screening" ? { a: "accept", r: "reject" } :
     SCREEN === "calibration" ? { "1": "a", "2": "b", "3": "tie", "s": "tie_success", "f": "tie_failure" } : {};
 
   document.addEventListener("keydown", (event) => {

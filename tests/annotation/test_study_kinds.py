@@ -440,7 +440,7 @@ def test_the_demos_gate_review_and_rating_studies_have_configurations_the_annota
     bare = Study.objects.get(name="demo-ratings")
     bare.configurations.clear()
     sample_data.load_sample_study()
-    assert bare.configurations.count() == 10 and Study.objects.filter(name__startswith="demo").count() == 3
+    assert bare.configurations.count() == 10 and Study.objects.filter(name__startswith="demo").count() == 4
 
 
 @pytest.mark.django_db

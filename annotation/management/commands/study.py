@@ -1,9 +1,11 @@
 """Studies of every kind from scripts and CI: the same services as /coordinate/.
 
 manage.py study create NAME --configurations SLUG... [--kind pairwise|gate_review|rating]
-                           [--figures TASK_ID... | --fields F... | --sample N] [--seed S] [--description TEXT]
+                           [--figures TASK_ID... | --fields F... | --sample N | --from-screening SCREEN]
+                           [--seed S] [--description TEXT]
                            [--target-per-pair N] [--overlap-rate R]     (pairwise)
                            [--rating-axes AXIS...]                      (rating)
+manage.py study create NAME --kind screening [--figures TASK_ID... | --fields F... | --sample N] [--seed S]
 manage.py study assign NAME USER...
 manage.py study status NAME active|paused|closed
 manage.py study progress NAME
@@ -51,18 +53,24 @@ class Command(BaseCommand):
         actions = parser.add_subparsers(dest="action", required=True)
         create = actions.add_parser("create", help="create a study")
         create.add_argument("name")
-        create.add_argument("--configurations", nargs="+", required=True, metavar="SLUG")
+        create.add_argument(
+            "--configurations", nargs="+", default=[], metavar="SLUG", help="every kind but screening needs them"
+        )
         create.add_argument(
             "--kind",
             choices=StudyKind.values,
             default=StudyKind.PAIRWISE,
-            help="pairwise comparisons (default), gate review or rating of one artifact at a time",
+            help="pairwise comparisons (default), gate review or rating of one artifact at a time, or screening of "
+            "candidate figures (accept / reject with a reason)",
         )
         create.add_argument("--rating-axes", nargs="+", metavar="AXIS", help="rating studies: the axes rated 0-5")
         chosen = create.add_mutually_exclusive_group()
         chosen.add_argument("--figures", nargs="+", metavar="TASK_ID", help="only these figures")
         chosen.add_argument("--fields", nargs="+", metavar="FIELD", help="only figures of these source fields")
         chosen.add_argument("--sample", type=_positive, metavar="N", help="a seeded sample of N figures")
+        chosen.add_argument(
+            "--from-screening", metavar="SCREEN", help="exactly the figures the screening study accepted by majority"
+        )
         create.add_argument("--seed", type=int, help="the study's seed (sample, pairs, sides)")
         create.add_argument("--target-per-pair", type=_positive, metavar="N")
         create.add_argument("--overlap-rate", type=_rate, metavar="R")
@@ -104,6 +112,7 @@ class Command(BaseCommand):
         target_per_pair,
         overlap_rate,
         description,
+        from_screening,
         **_,
     ):
         try:
@@ -122,10 +131,19 @@ class Command(BaseCommand):
             figure_fields=fields,
             figure_sample=sample,
             rating_axes=rating_axes,
+            from_screening=from_screening,
             **settings,
         )
         figures_note = f"{study.figures.count()} figures" if study.figures.exists() else "the whole corpus"
-        if study.kind == StudyKind.PAIRWISE:
+        if from_screening:
+            figures_note += f" accepted in {from_screening}"
+        if study.kind == StudyKind.SCREENING:
+            whole = "" if study.figures.exists() else " (the whole corpus)"
+            self.stdout.write(
+                f"created screening study {study.name}: {len(selectors.screening_candidates(study))} candidate "
+                f"figures{whole}, seed {study.seed}; screeners work on /annotate/screen/"
+            )
+        elif study.kind == StudyKind.PAIRWISE:
             self.stdout.write(
                 f"created study {study.name}: {len(configurations)} configurations, {figures_note}, "
                 f"target {study.target_per_pair} per pair, overlap {study.overlap_rate}, seed {study.seed}"
@@ -165,7 +183,7 @@ class Command(BaseCommand):
         else:
             self.stdout.write(
                 f"still needed: {progress['needed']} judgements (each assigned annotator on each of the "
-                f"{progress['target']} artifacts)"
+                f"{progress['target']} {progress['noun']})"
             )
         self.stdout.write(f"last 24 hours: {progress['votes_last_day']} votes; {progress['finish_text']}")
         if progress["waiting"]:
@@ -188,6 +206,8 @@ class Command(BaseCommand):
             progress = selectors.study_progress(study=study)
             if study.kind == StudyKind.PAIRWISE:
                 votes, target = selectors.votes_signature(study=study.name)[1], study.target_per_pair
+            elif study.kind == StudyKind.SCREENING:
+                votes, target = len(selectors.screening_decisions_frame(study=study.name)), "-"
             else:
                 votes, target = len(selectors.artifact_judgements(study=study)), "-"
             self.stdout.write(
