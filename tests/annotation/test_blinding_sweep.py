@@ -99,6 +99,8 @@ def parameter_values(world) -> dict[str, list[str]]:
         "task_id": [item.figure.task_id, world["figures"][-1].task_id],
         "name": [world["study"].name, *sorted(TABLES), *PLOT_NAMES],
         "fmt": sorted(plots.FORMATS),
+        "paper": ["refigbench", "pptarena", "nope"],
+        "study": [world["study"].name, "no-such-study"],
         "pk": artifact_pks,
         "kind": ["render", "thumb", "pptx"],
         "slug": [c.slug for c in world["configurations"][:2]],

@@ -357,20 +357,21 @@ def test_annotators_home_lists_every_assigned_study_with_items_left():
     # pairwise: the quota of 4 (of 6 pool items); the others: every artifact (configurations × 2 figures)
     assert {name: (s["kind"], s["left"], s["url"]) for name, s in listed.items()} == {
         "pairs": ("pairwise", 4, "/annotate/pairs/"),
-        "gates-a": ("gate_review", 4, "/annotate/review/"),
-        "gates-b": ("gate_review", 6, "/annotate/review/"),
-        "rates": ("rating", 2, "/annotate/rate/"),
+        "gates-a": ("gate_review", 4, "/annotate/review/?study=gates-a"),
+        "gates-b": ("gate_review", 6, "/annotate/review/?study=gates-b"),
+        "rates": ("rating", 2, "/annotate/rate/?study=rates"),
     }
     client = Client()
     assert client.login(username="ann-home", password=PASSWORD)
     home = client.get("/annotate/").content.decode()
-    assert all(name in home for name in listed) and 'href="/annotate/review/"' in home
-    # a gate-review study opened by name goes to its own screen, and so does an annotator's only study
-    assert client.get("/annotate/gates-a/")["Location"] == "/annotate/review/"
+    assert all(name in home for name in listed) and 'href="/annotate/review/?study=gates-a"' in home
+    # a gate-review study opened by name goes to its own screen, serving its items, and so does an annotator's only
+    # study
+    assert client.get("/annotate/gates-a/")["Location"] == "/annotate/review/?study=gates-a"
     only = annotator("ann-only")
     Study.objects.get(name="rates").annotators.add(only)
     client.force_login(only)
-    assert client.get("/annotate/")["Location"] == "/annotate/rate/"
+    assert client.get("/annotate/")["Location"] == "/annotate/rate/?study=rates"
 
 
 # --- attention items are set, not added ----------------------------------------------------------------------------
