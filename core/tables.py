@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import Invalid, NotFound
+from .pseudonyms import pseudonymise_frame
 
 FORMATS: tuple[str, ...] = ("csv", "json", "latex")
 
@@ -97,6 +98,8 @@ def _json_ready(frame: pd.DataFrame) -> list[dict]:
 def render_table(frame: pd.DataFrame, fmt: str, *, name: str = "", notes: tuple[str, ...] | list[str] = ()) -> str:
     # What the table includes and excludes, and why: notes the selectors set, then those registered for the table.
     notes = [*frame.attrs.get("notes", []), *(notes or [])]
+    # Everything rendered here leaves the app (API, `manage.py export`, releases): annotators by pseudonym only.
+    frame = pseudonymise_frame(frame)
     if fmt == "csv":  # kept clean: any CSV reader must read it as is
         return frame.to_csv(index=False)
     if fmt == "json":
@@ -123,6 +126,8 @@ def frame_html(frame: pd.DataFrame, *, decimals: int = 3) -> str:
             finite = values.dropna()
             if np.isfinite(finite).all() and (finite == finite.round()).all():
                 shown[column] = [("–" if pd.isna(v) else str(int(v))) for v in values]
-    return shown.to_html(
+    html = shown.to_html(
         index=False, classes="data", float_format=lambda v: f"{v:.{decimals}f}", na_rep="–", escape=True
     )
+    # pandas right-aligns the header with a style attribute; refig.css does it (the pages allow no inline style).
+    return html.replace(' style="text-align: right;"', "")

@@ -24,7 +24,15 @@ SHARED_SCORES = Path(__file__).resolve().parents[2] / "shared" / "data" / "pptbe
 PASSWORD = "refig-sample"
 ROLES = ("annotator", "coordinator", "researcher", "admin")
 PLACEHOLDERS = re.compile(r"no data yet|nothing to show|no rows|no comparisons yet|no judge", re.IGNORECASE)
-NOT_CRAWLED = ("/admin/", "/api/", "/accounts/", "/results/plot/", "/annotate/img/")
+NOT_CRAWLED = (
+    "/admin/",
+    "/api/",
+    "/accounts/",
+    "/results/plot/",
+    "/annotate/img/",
+    "/results/paper/",
+    "/results/release/",
+)  # downloads: tested on their own
 SHOTS = {
     "/annotate/": "annotate.png",
     "/coordinate/demo/": "coordinator-dashboard.png",
