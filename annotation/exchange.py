@@ -9,6 +9,7 @@ from pathlib import Path
 
 from core.errors import NotFound
 from core.imports import ImportReport
+from core.pseudonyms import pseudonymise_frame
 
 from . import selectors, services
 from .services.studies import STUDY_SETTINGS
@@ -26,7 +27,8 @@ def study_export(*, study: str, out_dir: Path) -> list[str]:
         "figures": list(resolved.figures.order_by("task_id").values_list("task_id", flat=True)),
     }
     (out_dir / STUDY).write_text(json.dumps(document, indent=1), encoding="utf-8")
-    battles = selectors.comparisons_frame(study=resolved.name)[selectors.BATTLE_COLUMNS]
+    # The folder leaves the app: annotators by their stable pseudonym (an import keeps them as names).
+    battles = pseudonymise_frame(selectors.comparisons_frame(study=resolved.name)[selectors.BATTLE_COLUMNS])
     battles.to_csv(out_dir / BATTLES, index=False)
     return [f"study {resolved.name} -> {STUDY}", f"{len(battles)} votes -> {BATTLES}"]
 

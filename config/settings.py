@@ -43,9 +43,8 @@ if PRODUCTION and len(SECRET_KEY) < 50:
 if not SECRET_KEY:
     SECRET_KEY = "embedded-mode-only-not-secret-" + "x" * 40
 # The key of annotators' pseudonyms in exports and releases (core.pseudonyms): never SECRET_KEY, whose embedded default
-# is public. Unset, a random key is generated once into this file (0600) under the var dir and kept there.
+# is public. Unset, a random key is generated once into VAR_DIR/pseudonym.key (0600) and kept there.
 REFIG_PSEUDONYM_KEY = os.environ.get("REFIG_PSEUDONYM_KEY", "")
-REFIG_PSEUDONYM_KEY_FILE = Path(os.environ.get("REFIG_PSEUDONYM_KEY_FILE", VAR_DIR / "pseudonym.key"))
 
 # Off unless DJANGO_DEBUG=1 says otherwise, in embedded mode too: a debug page shows settings, local variables and
 # the session to whoever triggers an error (an annotator would see configuration and artifact ids).

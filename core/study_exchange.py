@@ -1,7 +1,8 @@
 """Whole-study export and import in the app's own data contracts (DESIGN "Data contracts"), part by part: each app
 registers the part it owns from AppConfig.ready() (corpus manifest + images, configurations + run layout, judge
 records, study settings + battle rows), and `export_study` / `import_study` run the parts in order. Import runs the
-real importers, so an exported folder is also what a user would bring."""
+real importers, so an exported folder is also what a user would bring. The folder leaves the app, so every part names
+annotators by their pseudonym (core.pseudonyms.pseudonymise_frame), never by username."""
 
 from __future__ import annotations
 

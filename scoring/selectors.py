@@ -396,3 +396,33 @@ def scores_state() -> tuple:
     }
     runs = tuple(JudgeRun.objects.order_by("pk").values_list("pk", flat=True))
     return (runs, records["n"], records["newest"], records["updated"], agent_selectors.artifacts_state())
+
+
+def judge_record_rows(*, artifact_ids: list[int]):
+    """Every judge record of these artifacts as it would be released: the DESIGN 3 shape plus status, source, the raw
+    reply, the prompt hash and any error, so a released score can be recomputed. Streamed."""
+    records = (
+        JudgeRecord.objects.filter(artifact_id__in=artifact_ids)
+        .select_related("artifact__configuration", "artifact__figure", "judge_run")
+        .order_by("judge_run__judge", "judge_run__run", "pk")
+    )
+    for r in records.iterator():
+        yield {
+            "task_id": r.artifact.figure.task_id,
+            "configuration": r.artifact.configuration.slug,
+            "judge": r.judge_run.judge,
+            "judge_family": r.judge_run.family,
+            "run": r.judge_run.run,
+            "rubric_version": r.rubric_version,
+            "status": r.status,
+            "source": r.source,
+            "subscores": {axis: getattr(r, axis) for axis in RUBRIC_AXES},
+            "score": r.score,
+            "major_errors": r.major_errors,
+            "minor_errors": r.minor_errors,
+            "editability_assessment": r.editability_assessment,
+            "reason": r.reason,
+            "raw_reply": r.raw_reply,
+            "prompt_hash": r.prompt_hash,
+            "error": r.error,
+        }
