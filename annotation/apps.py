@@ -58,7 +58,27 @@ class AnnotationConfig(AppConfig):
         register_table(
             "rating-consistency",
             selectors.rating_consistency_frame,
-            title="Ratings: each judge's consistency over repeated runs (majority agreement, mean SD)",
+            title="Ratings: each judge's consistency over runs (share of examples with a majority, SD % of scale)",
+            parameters=("study",),
+        )
+        from .selectors import quality_tables
+
+        register_table(
+            "rating-table8",
+            quality_tables.rating_table8_frame,
+            title="PPTArena Table 8: human-judge Spearman / Pearson, judge majority agreement and SD (%) per axis",
+            parameters=("study",),
+        )
+        register_table(
+            "rating-system-means",
+            quality_tables.rating_system_means_frame,
+            title="Ratings: per-configuration mean, human and each judge family, overall and per category",
+            parameters=("study",),
+        )
+        register_table(
+            "rating-cross-judge",
+            quality_tables.rating_cross_judge_frame,
+            title="Ratings: Kendall tau between two judge families' configuration orders, and the ranks that move",
             parameters=("study",),
         )
         register_table(

@@ -456,6 +456,12 @@ class Rating(models.Model):
     run = models.PositiveIntegerField(default=1, validators=_bounded(1, 1000))
     axis = models.CharField(max_length=60)
     rating = models.PositiveSmallIntegerField(validators=_bounded(quality.RATING_MIN, quality.RATING_MAX))
+    category = models.CharField(
+        max_length=100, blank=True, default="", help_text="the item's category: the import's, else the figure's field"
+    )
+    judge_family = models.CharField(
+        max_length=100, blank=True, default="", help_text="judge ratings: the judge's model family (optional)"
+    )
     imported = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -468,6 +474,24 @@ class Rating(models.Model):
 
     def __str__(self) -> str:
         return f"{self.axis} {self.rating} for {self.artifact_id} by {self.rater}"
+
+
+class StudyArtifact(models.Model):
+    """One artifact of a gate-review or rating study, when the study names its artifacts: a stratified sample
+    (`sampled`: the study hands out its sampled artifacts only), and/or a rating item's task text from the rating
+    import — the instruction and the style target shown above the ratings (task text, never configuration identity)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="study_artifacts")
+    artifact = models.ForeignKey("agents.Artifact", on_delete=models.CASCADE, related_name="+")
+    sampled = models.BooleanField(default=False, help_text="in the study's stratified sample")
+    instruction = models.TextField(blank=True, default="")
+    style_target = models.TextField(blank=True, default="")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["study", "artifact"], name="one_study_artifact")]
+
+    def __str__(self) -> str:
+        return f"artifact {self.artifact_id} of study {self.study_id}"
 
 
 class CalibrationAnswer(models.Model):

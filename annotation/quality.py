@@ -7,13 +7,17 @@ functions take; tests check them by hand and against scikit-learn, statsmodels a
 - :func:`gate_review_agreement`: reviewer pairs on gate failure, plus Fleiss' κ over artifacts every reviewer saw.
 - :func:`agreement_with_reference`: each reviewer against a reference label (the automated gate).
 - :func:`rating_agreement`, :func:`rating_consistency`: human ratings against the judge's, the judge against itself.
+- :func:`rating_table8`, :func:`rating_system_means`, :func:`rating_cross_judge`: PPTArena Table 8, per-system means,
+  and the ranking check between judge families.
+- :func:`stratified_sample`: a seeded sample whose strata keep the population's proportions (largest remainder).
 - :func:`annotator_quality`: attention pass rate, swapped-repeat self-consistency and position bias per annotator.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -25,7 +29,12 @@ ALL_REVIEWERS = "all"  # reviewer_a of the gate-review-agreement row holding Fle
 GATE_AGREEMENT_COLUMNS = ["reviewer_a", "reviewer_b", "n", "agreement", "kappa"]
 REFERENCE_AGREEMENT_COLUMNS = ["reviewer", "n", "agreement", "kappa"]
 RATING_AGREEMENT_COLUMNS = ["axis", "judge", "n", "spearman", "pearson", "mean_abs_diff"]
-RATING_CONSISTENCY_COLUMNS = ["axis", "judge", "n", "majority_agreement", "mean_sd"]
+RATING_CONSISTENCY_COLUMNS = ["axis", "judge", "n", "runs", "majority_agreement", "sd_pct", "modal_share_mean"]
+RATING_TABLE8_COLUMNS = ["axis", "judge", "n_human", "spearman", "pearson", "n_runs", "majority_agreement", "sd_pct"]
+RATING_SYSTEM_MEANS_COLUMNS = ["axis", "source", "category", "configuration", "n", "mean"]
+RATING_CROSS_JUDGE_COLUMNS = ["axis", "family_a", "family_b", "systems", "kendall_tau", "p_value", "moved"]
+OVERALL = "(all)"  # the category of a rating-system-means row over every category
+HUMAN_SOURCE = "human"  # the source of human rows in rating-system-means (judge rows carry their judge family)
 ANNOTATOR_QUALITY_COLUMNS = [
     "annotator",
     "votes",
@@ -164,27 +173,143 @@ def _majority_share(values: np.ndarray) -> float:
     return counts.max() / len(values)
 
 
+def has_majority(values) -> bool:
+    """PPTArena's majority agreement for one example: more than half of its runs give the same rating."""
+    _, counts = np.unique(np.asarray(values), return_counts=True)
+    return bool(counts.max() * 2 > len(values))
+
+
+def sd_percent(values) -> float:
+    """PPTArena's spread for one example: the standard deviation of its discrete run scores (population SD, ddof = 0)
+    as a percentage of the rating scale (RATING_MAX − RATING_MIN: a 0–5 scale divides by 5)."""
+    return float(np.std(np.asarray(values, dtype=float), ddof=0)) / (RATING_MAX - RATING_MIN) * 100
+
+
 def rating_consistency(ratings: pd.DataFrame) -> pd.DataFrame:
-    """The `rating-consistency` table: per axis and judge, over artifacts the judge rated in ≥ 2 runs, the mean share
-    of runs agreeing with the artifact's majority (modal) rating and the mean per-artifact standard deviation across
-    runs (ddof = 1, as the judge-runs table of the rubric judge)."""
+    """The `rating-consistency` table (PPTArena, REFERENCE 9): per axis and judge, over artifacts (examples) the
+    judge rated in ≥ 2 runs:
+
+    - majority_agreement: the SHARE OF EXAMPLES on which more than half of the runs give the same rating;
+    - sd_pct: the mean over examples of the SD of the run scores (ddof = 0) as a percentage of the 0–5 scale;
+    - modal_share_mean: a different, older statistic kept for comparison only — the mean share of runs equal to the
+      example's modal rating (NOT the paper's majority agreement);
+    - runs: the largest number of runs on any example (PPTArena: five)."""
     judged = ratings[ratings["rater_kind"] == "judge"]
     rows = []
     for (axis, judge), frame in judged.groupby(["axis", "rater"], sort=True):
         runs = frame.groupby("artifact")["rating"]
-        repeated = runs.count() >= 2
-        majority = runs.agg(lambda s: _majority_share(s.to_numpy()))[repeated]
-        sd = runs.std(ddof=1)[repeated]
+        counts = runs.count()
+        repeated = counts[counts >= 2].index
+        values = [runs.get_group(a).to_numpy() for a in repeated]
         rows.append(
             (
                 axis,
                 judge,
-                int(repeated.sum()),
-                float(majority.mean()) if len(majority) else float("nan"),
-                float(sd.mean()) if len(sd) else float("nan"),
+                len(values),
+                int(counts.max()) if len(counts) else 0,
+                float(np.mean([has_majority(v) for v in values])) if values else float("nan"),
+                float(np.mean([sd_percent(v) for v in values])) if values else float("nan"),
+                float(np.mean([_majority_share(v) for v in values])) if values else float("nan"),
             )
         )
     return pd.DataFrame(rows, columns=RATING_CONSISTENCY_COLUMNS)
+
+
+def rating_table8(ratings: pd.DataFrame) -> pd.DataFrame:
+    """PPTArena Table 8 (REFERENCE 10) per axis and judge: human–judge Spearman / Pearson (rating_agreement, over the
+    artifacts both rated; n_human of them) and the judge's majority agreement and SD (%) over its repeated runs
+    (rating_consistency; n_runs examples). A judge no human overlaps with keeps its consistency, correlations NaN."""
+    agreement = rating_agreement(ratings).rename(columns={"n": "n_human"})
+    consistency = rating_consistency(ratings).rename(columns={"n": "n_runs"})
+    frame = consistency.merge(agreement, on=["axis", "judge"], how="outer")
+    frame["n_human"] = frame["n_human"].fillna(0).astype(int)
+    frame["n_runs"] = frame["n_runs"].fillna(0).astype(int)
+    return frame[RATING_TABLE8_COLUMNS].sort_values(["axis", "judge"]).reset_index(drop=True)
+
+
+def _judge_source(frame: pd.DataFrame) -> pd.Series:
+    """A judge rating's family: its judge_family, else its rater (the judge model id)."""
+    family = frame["judge_family"].fillna("").astype(str)
+    return family.where(family != "", frame["rater"].astype(str))
+
+
+def rating_system_means(ratings: pd.DataFrame) -> pd.DataFrame:
+    """The `rating-system-means` table from one row per rating with its configuration, category and judge_family: per
+    axis, source (HUMAN_SOURCE, or a judge family — the judge_family, else the judge's rater id) and category (OVERALL
+    and each category), per configuration the mean over its artifacts of each artifact's mean rating (over raters and
+    runs, so every artifact weighs the same) and n, the artifacts. Artifacts with an empty category count in OVERALL
+    only."""
+    frame = ratings.copy()
+    frame["source"] = np.where(frame["rater_kind"] == "human", HUMAN_SOURCE, _judge_source(frame))
+    keys = ["axis", "source", "configuration", "category", "artifact"]
+    per_artifact = frame.groupby(keys, sort=True)["rating"].mean().reset_index()
+    overall = per_artifact.assign(category=OVERALL)
+    categorised = per_artifact[per_artifact["category"].fillna("") != ""]
+    both = pd.concat([overall, categorised], ignore_index=True)
+    table = both.groupby(["axis", "source", "category", "configuration"], sort=True)["rating"].agg(["count", "mean"])
+    table = table.reset_index().rename(columns={"count": "n"})
+    return table[RATING_SYSTEM_MEANS_COLUMNS]
+
+
+def _ranks(means: pd.Series) -> pd.Series:
+    """1 = the highest mean; ties share the smallest rank."""
+    return means.rank(ascending=False, method="min").astype(int)
+
+
+def rating_cross_judge(ratings: pd.DataFrame) -> pd.DataFrame:
+    """The `rating-cross-judge` table: per axis and pair of judge families (judge_family, else the judge's rater id)
+    that both rated every system (configuration) rated on that axis by any judge, Kendall τ (scipy's τ-b) between
+    their system means (rating_system_means, OVERALL) with its p-value, and the systems whose rank moves as
+    "system a→b" (rank under family_a → under family_b; 1 = best). A family missing a system takes part in no pair."""
+    judged = ratings[ratings["rater_kind"] == "judge"]
+    means = rating_system_means(judged)
+    means = means[means["category"] == OVERALL]
+    rows = []
+    for axis, frame in means.groupby("axis", sort=True):
+        wide = frame.pivot(index="configuration", columns="source", values="mean")
+        complete = [family for family in sorted(wide.columns) if wide[family].notna().all()]
+        for first, second in itertools.combinations(complete, 2):
+            a, b = wide[first], wide[second]
+            if len(wide) >= 2 and a.nunique() > 1 and b.nunique() > 1:
+                result = stats.kendalltau(a.to_numpy(), b.to_numpy())
+                tau, p = float(result.statistic), float(result.pvalue)
+            else:
+                tau = p = float("nan")
+            rank_a, rank_b = _ranks(a), _ranks(b)
+            moved = [f"{s} {rank_a[s]}→{rank_b[s]}" for s in wide.index if rank_a[s] != rank_b[s]]
+            rows.append((axis, first, second, len(wide), tau, p, "; ".join(moved)))
+    return pd.DataFrame(rows, columns=RATING_CROSS_JUDGE_COLUMNS)
+
+
+def stratum_sizes(population: Mapping[Hashable, int], size: int) -> dict:
+    """How many of a sample of `size` each stratum gets so that the strata keep the population's proportions: each
+    gets the floor of its quota size · n_s / N, and the seats left go to the largest remainders (ties: the larger
+    stratum, then the stratum's name). 30 / 10 with a sample of 8: quotas 6 and 2."""
+    total = sum(population.values())
+    if not 1 <= size <= total:
+        raise ValueError(f"a sample of {size} from a population of {total}")
+    quotas = {stratum: size * n / total for stratum, n in population.items()}
+    sizes = {stratum: int(q) for stratum, q in quotas.items()}
+    left = size - sum(sizes.values())
+    order = sorted(quotas, key=lambda s: (-(quotas[s] - sizes[s]), -population[s], str(s)))
+    for stratum in order[:left]:
+        sizes[stratum] += 1
+    return sizes
+
+
+def stratified_sample(strata: Mapping[Hashable, Hashable], size: int, *, seed: int) -> list:
+    """A seeded sample of `size` of the keys of `strata` (key → its stratum) whose stratum counts keep the population's
+    proportions (stratum_sizes, largest remainder); within a stratum the keys with the smallest seeded rank are drawn,
+    so the same seed draws the same sample. Sorted keys."""
+    by_stratum: dict = {}
+    for key, stratum in strata.items():
+        by_stratum.setdefault(stratum, []).append(key)
+    sizes = stratum_sizes({s: len(keys) for s, keys in by_stratum.items()}, size)
+    chosen = []
+    for stratum, keys in by_stratum.items():
+        ranked = sorted(keys, key=lambda k: hashlib.sha256(repr((seed, "stratified", k)).encode()).hexdigest())
+        chosen += ranked[: sizes[stratum]]
+    return sorted(chosen)
 
 
 def annotator_quality(votes: pd.DataFrame, excluded: Sequence[str] = ()) -> pd.DataFrame:
@@ -244,6 +369,9 @@ __all__ = [
     "GATE_AGREEMENT_COLUMNS",
     "RATING_AGREEMENT_COLUMNS",
     "RATING_CONSISTENCY_COLUMNS",
+    "RATING_CROSS_JUDGE_COLUMNS",
+    "RATING_SYSTEM_MEANS_COLUMNS",
+    "RATING_TABLE8_COLUMNS",
     "REFERENCE_AGREEMENT_COLUMNS",
     "REGULAR",
     "REPEAT",
@@ -255,4 +383,11 @@ __all__ = [
     "gate_review_agreement",
     "rating_agreement",
     "rating_consistency",
+    "rating_cross_judge",
+    "rating_system_means",
+    "rating_table8",
+    "sd_percent",
+    "has_majority",
+    "stratified_sample",
+    "stratum_sizes",
 ]

@@ -139,6 +139,12 @@ class ArtifactStudyForm(forms.Form):
         help_text="empty: every figure of the corpus",
     )
     figure_sample = forms.IntegerField(required=False, min_value=1, max_value=10_000_000, label="sample size")
+    stratify = forms.ChoiceField(
+        required=False,
+        label="stratify by",
+        choices=[("", "no: sample figures"), ("field", "figure field"), ("configuration", "configuration")],
+        help_text="with a sample size: a seeded sample of that many artifacts keeping each stratum's share",
+    )
     rating_axes = forms.CharField(
         required=False,
         help_text="rating studies: axes separated by commas; empty: instruction_following, visual_quality",

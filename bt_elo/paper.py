@@ -194,9 +194,26 @@ PAPERS: dict[str, Paper] = {
             ),
             TableItem(
                 "rating-consistency",
-                "Judge consistency over repeated runs: majority agreement and SD (Table 8)",
+                "Judge consistency over repeated runs: majority agreement and SD (% of the scale)",
                 kinds=RATING,
                 percent=("majority_agreement",),
+                columns=("axis", "judge", "n", "runs", "majority_agreement", "sd_pct"),
+            ),
+            TableItem(
+                "rating-table8",
+                "Human-judge correlation, judge majority agreement and SD (%) per axis (Table 8)",
+                kinds=RATING,
+                percent=("majority_agreement",),
+            ),
+            TableItem(
+                "rating-system-means",
+                "Mean 0-5 rating per system, human and judge, overall and per category",
+                kinds=RATING,
+            ),
+            TableItem(
+                "rating-cross-judge",
+                "Cross-judge ranking check: Kendall tau between judge families' system orders",
+                kinds=RATING,
             ),
             TableItem(
                 "gate-review-agreement",
@@ -255,10 +272,9 @@ class Inputs:
     def source_gate_reviews(self, *, study=None, **params) -> pd.DataFrame:
         """One row per human gate review with an automated verdict: human_fail, automated_fail."""
         from agents.selectors import artifact_audit_frame, artifact_ids_by_key
-        from annotation.models import StudyKind
         from annotation.selectors import gate_reviews_frame, study_of_kind
 
-        reviews = gate_reviews_frame(study=study_of_kind(study=study, kind=StudyKind.GATE_REVIEW))
+        reviews = gate_reviews_frame(study=study_of_kind(study=study, kind="gate_review"))
         audit = artifact_audit_frame()
         ids = artifact_ids_by_key()
         automated = {

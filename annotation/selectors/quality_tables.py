@@ -143,9 +143,33 @@ def gate_review_vs_automated_frame(*, study: str | None = None) -> pd.DataFrame:
     return frame
 
 
+RATINGS_FRAME_COLUMNS = [
+    "artifact",
+    "axis",
+    "rater",
+    "rater_kind",
+    "run",
+    "rating",
+    "configuration",
+    "category",
+    "judge_family",
+]
+
+
 def ratings_frame(*, study: Study) -> pd.DataFrame:
-    rows = study.ratings.order_by("pk").values_list("artifact_id", "axis", "rater", "rater_kind", "run", "rating")
-    return pd.DataFrame(list(rows), columns=["artifact", "axis", "rater", "rater_kind", "run", "rating"])
+    """One row per rating of the study, with its artifact's configuration (slug), category and judge family."""
+    rows = study.ratings.order_by("pk").values_list(
+        "artifact_id",
+        "axis",
+        "rater",
+        "rater_kind",
+        "run",
+        "rating",
+        "artifact__configuration__slug",
+        "category",
+        "judge_family",
+    )
+    return pd.DataFrame(list(rows), columns=RATINGS_FRAME_COLUMNS)
 
 
 def rating_agreement_frame(*, study: str | None = None) -> pd.DataFrame:
@@ -161,9 +185,72 @@ def rating_agreement_frame(*, study: str | None = None) -> pd.DataFrame:
     return frame
 
 
+_CONSISTENCY_NOTE = (
+    "majority_agreement (PPTArena): the share of examples (artifacts) on which more than half of the judge's runs give "
+    "the same rating; sd_pct: the mean over examples of the SD of the run scores (population SD, ddof 0) as a "
+    "percentage of the 0-5 scale (SD / 5 x 100)"
+)
+
+
 def rating_consistency_frame(*, study: str | None = None) -> pd.DataFrame:
-    """The `rating-consistency` table: each judge against its own repeated runs."""
+    """The `rating-consistency` table: each judge against its own repeated runs (PPTArena's definitions)."""
     resolved = study_of_kind(study=study, kind=StudyKind.RATING)
     frame = quality.rating_consistency(ratings_frame(study=resolved))
-    frame.attrs["notes"] = [f"study {resolved.name}: judge ratings only; artifacts rated in fewer than 2 runs left out"]
+    frame.attrs["notes"] = [
+        f"study {resolved.name}: judge ratings only; artifacts rated in fewer than 2 runs left out",
+        _CONSISTENCY_NOTE,
+        "modal_share_mean is NOT the paper's majority agreement: the mean share of runs equal to the example's modal "
+        "rating, kept for comparison with earlier exports",
+    ]
+    return frame
+
+
+def rating_table8_frame(*, study: str | None = None) -> pd.DataFrame:
+    """PPTArena Table 8 (`rating-table8`): per axis and judge, human–judge Spearman / Pearson and the judge's majority
+    agreement and SD (%) over its runs."""
+    resolved = study_of_kind(study=study, kind=StudyKind.RATING)
+    ratings = ratings_frame(study=resolved)
+    frame = quality.rating_table8(ratings)
+    humans = ratings[ratings["rater_kind"] == "human"]
+    frame.attrs["notes"] = [
+        f"study {resolved.name}: correlations over the artifacts rated by both humans ({len(humans)} human ratings) "
+        "and the judge (n_human; the human mean per artifact against the judge's mean over its runs); consistency over "
+        "the artifacts the judge rated in at least 2 runs (n_runs)",
+        _CONSISTENCY_NOTE,
+    ]
+    return frame
+
+
+def rating_system_means_frame(*, study: str | None = None) -> pd.DataFrame:
+    """The `rating-system-means` table: per axis, source (human, or a judge family) and category (overall and each),
+    each configuration's mean rating."""
+    resolved = study_of_kind(study=study, kind=StudyKind.RATING)
+    ratings = ratings_frame(study=resolved)
+    frame = quality.rating_system_means(ratings)
+    uncategorised = ratings.loc[ratings["category"] == "", "artifact"].nunique()
+    frame.attrs["notes"] = [
+        f"study {resolved.name}: every rating, human and judge; a configuration's mean is the mean over its artifacts "
+        "of each artifact's mean rating (over raters, and over a judge's runs), n = artifacts",
+        "source: human, or the judge family (the import's judge_family, else the judge's model id); category "
+        f"{quality.OVERALL} is every artifact, the others the item's category (the import's, else the figure's field)",
+        f"{uncategorised} rated artifacts have no category and count in {quality.OVERALL} only",
+    ]
+    return frame
+
+
+def rating_cross_judge_frame(*, study: str | None = None) -> pd.DataFrame:
+    """The `rating-cross-judge` table: Kendall τ between two judge families' system orders per axis, and the systems
+    whose rank moves."""
+    resolved = study_of_kind(study=study, kind=StudyKind.RATING)
+    ratings = ratings_frame(study=resolved)
+    frame = quality.rating_cross_judge(ratings)
+    judged = ratings[ratings["rater_kind"] == "judge"]
+    families = quality.rating_system_means(judged)["source"].nunique() if len(judged) else 0
+    frame.attrs["notes"] = [
+        f"study {resolved.name}: judge ratings only (humans excluded), {families} judge families (the import's "
+        "judge_family, else the judge's model id); system = configuration, its overall mean as in rating-system-means",
+        "a pair of families is compared on an axis only when both rated every configuration any judge rated on it; "
+        "Kendall tau-b (scipy.stats.kendalltau) between their configuration means; moved: 'configuration rank under "
+        "family_a -> rank under family_b' (1 = best, ties share the better rank)",
+    ]
     return frame

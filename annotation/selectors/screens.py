@@ -14,11 +14,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agents import selectors as agent_selectors
-from core.compiled_sql import CompiledQuery
 from core.querysets import select_narrow
 from corpus.protocol import TIE_OUTCOMES
 
-from ..models import ArtifactLease, CalibrationAnswer, Comparison, Item, Lease, Purpose, Study
+from ..models import ArtifactLease, CalibrationAnswer, Comparison, Item, Lease, Purpose, Study, StudyArtifact
 from .images import ADJUDICATION_IMAGE_SIDES, ARTIFACT_IMAGE_SIDES, IMAGE_SIDES
 from .pool import artifact_study_for_annotator
 from .quality_tables import disagreements
@@ -63,18 +62,8 @@ def leases_shown(leases: QuerySet[Lease], *, figure: bool = False) -> QuerySet[L
     return select_narrow(leases, {**relations, **({"item__figure": SHOWN_FIGURE_FIELDS} if figure else {})})
 
 
-# Read for each of an item's three images, so compiled once (core.compiled_sql): compiling it took about a third of
-# the image request (image p50 6.3 ms before, 4.0 after, against 4.0 ms for the authenticated no-op request).
-_LEASE_OWNED = CompiledQuery(
-    lambda token, user: leases_shown(Lease.objects.filter(token=token, annotator=user), figure=True),
-    token=str,
-    user=int,
-)
-
-
 def lease_owned(*, token: str, user) -> Lease | None:
-    found = _LEASE_OWNED.rows(token=token, user=user.pk)  # a token names one lease (unique)
-    return found[0] if found else None
+    return leases_shown(Lease.objects.filter(token=token, annotator=user), figure=True).first()
 
 
 def _audit_rows(a: dict | None, b: dict | None) -> tuple[list, list]:
@@ -158,14 +147,16 @@ def artifact_lease_owned(*, token: str, user):
 
 
 def study_artifact_ids(*, study: Study, final_only: bool = False) -> list[int]:
-    """The ids of a gate-review or rating study's artifacts (its configurations' on its figures); `final_only`: those
-    with a final gate verdict, the only ones handed out (the others wait for their rendering)."""
+    """The ids of a gate-review or rating study's artifacts (its configurations' on its figures; a study with a
+    stratified sample: only its sampled artifacts among those); `final_only`: those with a final gate verdict, the only
+    ones handed out (the others wait for their rendering)."""
     configuration_ids = list(study.configurations.values_list("pk", flat=True))
     figure_ids = list(study.figures.values_list("pk", flat=True)) or None
     keys = agent_selectors.artifact_keys(
         configuration_ids=configuration_ids, figure_ids=figure_ids, final_only=final_only
     )
-    return [pk for _, _, pk in keys]
+    sampled = set(study.study_artifacts.filter(sampled=True).values_list("artifact_id", flat=True))
+    return [pk for _, _, pk in keys if not sampled or pk in sampled]
 
 
 def artifact_progress(*, study: Study, user) -> dict:
@@ -180,9 +171,15 @@ def artifact_progress(*, study: Study, user) -> dict:
 
 def artifact_lease_payload(*, lease, progress: dict) -> dict:
     """What a gate-review or rating page shows for one artifact: opaque token, its study (a screen serves the
-    annotator's studies of its kind in turn), image URLs by token, the audit, the rating axes, and the annotator's place
-    in the study (`progress`, artifact_progress's)."""
+    annotator's studies of its kind in turn), image URLs by token, the audit, the rating axes, the item's instruction
+    and style target (task text from the rating import, empty when none), and the annotator's place in the study
+    (`progress`, artifact_progress's)."""
     audit, _ = _audit_rows(lease.artifact.audit_summary, None)
+    text = (
+        StudyArtifact.objects.filter(study_id=lease.study_id, artifact_id=lease.artifact_id)
+        .values("instruction", "style_target")
+        .first()
+    ) or {"instruction": "", "style_target": ""}
     return {
         "token": lease.token,
         "study": {"name": lease.study.name, "description": lease.study.description},
@@ -193,6 +190,9 @@ def artifact_lease_payload(*, lease, progress: dict) -> dict:
         "audit": audit,
         "rendered": bool(lease.artifact.render_png),
         "axes": list(lease.study.rating_axes),
+        # the rating item's task text from the import (never configuration identity); empty: not shown
+        "instruction": text["instruction"],
+        "style_target": text["style_target"],
         "progress": {
             "position": progress["done"] + progress["skipped"] + 1,
             "total": progress["total"],

@@ -2,7 +2,8 @@
 artifacts by opaque token, and find a row's artifact for the importers.
 
 The artifacts of such a study are its configurations' artifacts on its figures (a seeded sample of figures, every
-configuration on each: a subset stratified by configuration). Each annotator sees each artifact once; artifacts with
+configuration on each: a subset stratified by configuration), or a stratified sample of those artifacts (by figure
+field or by configuration: artifact_sample_stratified) kept as StudyArtifact rows. Each annotator sees each artifact once; artifacts with
 the fewest reviews so far come first, then a seeded order.
 """
 
@@ -23,11 +24,13 @@ from corpus import selectors as corpus_selectors
 
 from .. import assignment, quality, selectors
 from ..errors import LeaseClosed, StudyUnavailable
-from ..models import ArtifactLease, Study, StudyKind
+from ..models import ArtifactLease, Study, StudyArtifact, StudyKind
 from .studies import study_figures_choose
 
 TOKEN_BYTES = 24
 AXIS_MAX_LENGTH = 60
+STRATIFY_FIELD, STRATIFY_CONFIGURATION = "field", "configuration"  # the strata of a stratified artifact sample
+STRATA = (STRATIFY_FIELD, STRATIFY_CONFIGURATION)
 
 
 @dataclass(frozen=True)
@@ -47,26 +50,62 @@ def artifact_study_create(
     figures: Iterable[str] | None = None,
     figure_fields: Iterable[str] | None = None,
     figure_sample: int | None = None,
+    stratify: str | None = None,
     annotators: Iterable | None = None,
     rating_axes: Iterable[str] | None = None,
     description: str = "",
     seed: int = 0,
 ) -> Study:
     """A gate-review or rating study over the configurations' artifacts on the chosen figures (task ids, source
-    fields, a seeded sample: study_figures_choose; none: the whole corpus)."""
+    fields, a seeded sample: study_figures_choose; none: the whole corpus). With `stratify` ("field" or
+    "configuration"), `figure_sample` is instead the size of a seeded sample of those artifacts whose strata keep the
+    population's proportions (artifact_sample_stratified)."""
     if kind not in (StudyKind.GATE_REVIEW, StudyKind.RATING):
         raise Invalid(f"kind must be {StudyKind.GATE_REVIEW} or {StudyKind.RATING}")
     if Study.objects.filter(name=name).exists():
         raise Invalid(f"a study named {name!r} exists already")
     axes = rating_axes_clean(rating_axes) if kind == StudyKind.RATING else []
     found = _configurations(configurations)
-    task_ids = study_figures_choose(task_ids=figures, fields=figure_fields, sample=figure_sample, seed=seed)
+    if stratify and stratify not in STRATA:
+        raise Invalid(f"stratify by {' or '.join(STRATA)}, not {stratify!r}")
+    if stratify and not figure_sample:
+        raise Invalid("a stratified sample needs its size")
+    sampled: list[int] = []
+    if stratify:
+        population = study_figures_choose(task_ids=figures, fields=figure_fields, seed=seed)
+        sampled = artifact_sample_stratified(
+            configuration_ids=[c.pk for c in found], task_ids=population, size=figure_sample, by=stratify, seed=seed
+        )
+        task_ids = sorted(
+            agent_selectors.artifact_list().filter(pk__in=sampled).values_list("figure__task_id", flat=True).distinct()
+        )
+    else:
+        task_ids = study_figures_choose(task_ids=figures, fields=figure_fields, sample=figure_sample, seed=seed)
     with transaction.atomic():
         study = Study.objects.create(name=name, kind=kind, description=description, seed=seed, rating_axes=axes)
         artifact_study_links_set(study=study, configurations=[c.slug for c in found], figures=task_ids)
+        StudyArtifact.objects.bulk_create([StudyArtifact(study=study, artifact_id=pk, sampled=True) for pk in sampled])
         if annotators is not None:
             study.annotators.set(list(annotators))
     return study
+
+
+def artifact_sample_stratified(
+    *, configuration_ids: list[int], task_ids: list[str] | None, size: int, by: str, seed: int
+) -> list[int]:
+    """A seeded sample of `size` of the configurations' artifacts on these figures (None: the whole corpus) whose
+    strata — the figure's source field, or the configuration — keep the population's proportions (largest-remainder
+    rounding: annotation.quality.stratified_sample). The artifact ids, sorted."""
+    artifacts = agent_selectors.artifact_list().filter(configuration_id__in=configuration_ids)
+    if task_ids is not None:
+        artifacts = artifacts.filter(figure__task_id__in=task_ids)
+    stratum = "figure__field" if by == STRATIFY_FIELD else "configuration__slug"
+    strata = dict(artifacts.values_list("pk", stratum))
+    if not strata:
+        raise Invalid("no artifact matches this selection")
+    if size > len(strata):
+        raise Invalid(f"a sample of {size} artifacts is larger than the {len(strata)} artifacts selected")
+    return quality.stratified_sample(strata, size, seed=seed)
 
 
 def _configurations(slugs: Iterable[str]) -> list:

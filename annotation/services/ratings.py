@@ -1,5 +1,9 @@
 """Rating studies (PPTArena, REFERENCE 9): ordinal 0–5 ratings on the study's axes, by humans in the browser or from a
-CSV (task_id, configuration, rater, rater_kind, run, axis, rating) that also carries the judges' repeated runs."""
+CSV (task_id, configuration, rater, rater_kind, run, axis, rating) that also carries the judges' repeated runs.
+
+Optional import columns: category (the item's category; empty: the figure's corpus field), judge_family (judge rows:
+the judge's model family, for the cross-judge ranking check), instruction and style_target (the rating item's task
+text, stored once per study and artifact on StudyArtifact and shown above the ratings)."""
 
 from __future__ import annotations
 
@@ -8,12 +12,13 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
+from agents import selectors as agent_selectors
 from core.errors import Invalid
 from core.imports import ImportReport, Progress, RowError, import_rows
 from core.readers import read_csv
 
 from .. import quality
-from ..models import ArtifactLease, Rating, Study, StudyKind
+from ..models import ArtifactLease, Rating, Study, StudyArtifact, StudyKind
 from .artifact_studies import (
     AXIS_MAX_LENGTH,
     Undone,
@@ -24,6 +29,9 @@ from .artifact_studies import (
 )
 
 RATING_COLUMNS = ("task_id", "configuration", "rater", "rater_kind", "run", "axis", "rating")
+OPTIONAL_RATING_COLUMNS = ("category", "judge_family", "instruction", "style_target")
+ITEM_TEXT_COLUMNS = ("instruction", "style_target")
+CATEGORY_MAX_LENGTH = 100
 DEFAULT_RATING_STUDY = "ratings"
 RUN_MAX = 1000
 
@@ -36,6 +44,11 @@ def _rating_value(value) -> int:
     if number != int(number) or not quality.RATING_MIN <= number <= quality.RATING_MAX:
         raise ValueError(f"must be a whole number from {quality.RATING_MIN} to {quality.RATING_MAX}, got {value!r}")
     return int(number)
+
+
+def _figure_field(artifact_id: int) -> str:
+    """An artifact's figure's corpus field: a rating's category when the import gives none."""
+    return agent_selectors.artifact_list().filter(pk=artifact_id).values_list("figure__field", flat=True).first() or ""
 
 
 def rating_submit(*, token: str, annotator, ratings: dict) -> list[Rating]:
@@ -61,7 +74,7 @@ def rating_submit(*, token: str, annotator, ratings: dict) -> list[Rating]:
                 rater_kind=Rating.RaterKind.HUMAN,
                 run=1,
                 axis=axis,
-                defaults={"rating": value},
+                defaults={"rating": value, "category": _figure_field(lease.artifact_id)},
             )[0]
             for axis, value in values.items()
         ]
@@ -108,18 +121,51 @@ def _store(study: Study, row: dict) -> bool:
         value = _rating_value(row["rating"])
     except ValueError as error:
         raise RowError("rating", str(error)) from None
+    for name in ("category", "judge_family"):
+        if len(row.get(name, "")) > CATEGORY_MAX_LENGTH:
+            raise RowError(name, f"longer than {CATEGORY_MAX_LENGTH} characters")
+    if row.get("judge_family") and row["rater_kind"] != Rating.RaterKind.JUDGE:
+        raise RowError("judge_family", "only judge ratings have a judge family")
     artifact_id = artifact_for_row(row=row)
+    _store_item_text(study, artifact_id, row)
     key = {"study": study, "artifact_id": artifact_id, "rater": row["rater"], "rater_kind": row["rater_kind"]}
     stored = Rating.objects.filter(**key, run=run, axis=row["axis"]).values_list("rating", flat=True).first()
     if stored is not None:
         if stored == value:
             return False
         raise RowError("rating", f"{row['rater']} run {run} already rated {row['axis']} {stored}; not overwritten")
-    Rating.objects.create(**key, run=run, axis=row["axis"], rating=value, imported=True)
+    Rating.objects.create(
+        **key,
+        run=run,
+        axis=row["axis"],
+        rating=value,
+        category=row.get("category") or _figure_field(artifact_id),
+        judge_family=row.get("judge_family", ""),
+        imported=True,
+    )
     if row["axis"] not in study.rating_axes:
         study.rating_axes = [*study.rating_axes, row["axis"]]
         study.save(update_fields=["rating_axes"])
     return True
+
+
+def _store_item_text(study: Study, artifact_id: int, row: dict) -> None:
+    """Keep a row's instruction / style target on the study's artifact: the first non-empty text is stored, the same
+    text again changes nothing, a different one is a RowError (one item, one task text)."""
+    given = {name: row[name] for name in ITEM_TEXT_COLUMNS if row.get(name)}
+    if not given:
+        return
+    item, _ = StudyArtifact.objects.get_or_create(study=study, artifact_id=artifact_id)
+    changed = []
+    for name, text in given.items():
+        stored = getattr(item, name)
+        if stored and stored != text:
+            raise RowError(name, "differs from the text stored for this item already; not overwritten")
+        if not stored:
+            setattr(item, name, text)
+            changed.append(name)
+    if changed:
+        item.save(update_fields=changed)
 
 
 def ratings_import(*, path: Path, study: str = DEFAULT_RATING_STUDY, progress: Progress | None = None) -> ImportReport:

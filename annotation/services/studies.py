@@ -83,13 +83,15 @@ def study_create(
     kind: str = StudyKind.PAIRWISE,
     rating_axes: Iterable[str] | None = None,
     from_screening: str | None = None,
+    stratify: str | None = None,
     **settings,
 ) -> Study:
     """Create a study of any kind from configuration slugs; its figures are the whole corpus unless task ids, source
     fields or a seeded sample size narrow them (study_figures_choose), or `from_screening` names a screening study
     whose figures accepted by majority it takes, exactly. A gate-review or rating study is made by
     artifact_studies.artifact_study_create, with ARTIFACT_STUDY_SETTINGS and (rating) its axes; a screening study (no
-    configurations) by screening.screening_study_create, with the same settings."""
+    configurations) by screening.screening_study_create, with the same settings. `stratify` (gate-review and rating
+    studies: "field" or "configuration") makes `figure_sample` a stratified sample of that many artifacts."""
     if kind not in StudyKind.values:
         raise Invalid(f"kind must be one of {', '.join(StudyKind.values)}")
     unknown = set(settings) - set(STUDY_SETTINGS)
@@ -101,6 +103,8 @@ def study_create(
         from .screening import screening_seed_figures  # it builds on study_figures_choose, above
 
         figures = screening_seed_figures(screening_study=from_screening)
+    if stratify and kind not in (StudyKind.GATE_REVIEW, StudyKind.RATING):
+        raise Invalid("a stratified sample of artifacts is for gate-review and rating studies")
     if kind != StudyKind.PAIRWISE:
         pairwise_only = sorted(set(settings) - set(ARTIFACT_STUDY_SETTINGS))
         if pairwise_only:
@@ -127,6 +131,7 @@ def study_create(
             figures=figures,
             figure_fields=figure_fields,
             figure_sample=figure_sample,
+            stratify=stratify,
             annotators=annotators,
             rating_axes=rating_axes,
             **settings,

@@ -138,6 +138,21 @@
   }
 
   // --- showing an item ---------------------------------------------------------------------------
+  // A rating item's instruction and style target (task text from the import, never who made the slide): shown
+  // above the ratings when present, as text only.
+  function showTaskText(item) {
+    const box = $("#task-text");
+    if (!box) return;
+    let shown = false;
+    [["instruction", "#task-instruction"], ["style_target", "#task-style-target"]].forEach(([key, selector]) => {
+      const text = item[key] || "";
+      $(selector).textContent = text;
+      $(selector).closest("div").hidden = !text;
+      shown = shown || !!text;
+    });
+    box.hidden = !shown;
+  }
+
   function showItem(item) {
     clearTimeout(state.retry);
     state.generation += 1;
@@ -149,7 +164,7 @@
     if ($("#reason")) $("#reason").value = "";
     if ($("#tie-kind")) $("#tie-kind").hidden = true;
     $$(".choice").forEach((b) => b.classList.remove("selected"));
-    if (SCREEN === "rating") buildRatings(item.axes);
+    if (SCREEN === "rating") { showTaskText(item); buildRatings(item.axes); }
     if (SCREEN === "calibration") {
       panes.auditTable($("#audit-a"), item.audit_a);
       panes.auditTable($("#audit-b"), item.audit_b);

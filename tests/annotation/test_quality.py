@@ -122,8 +122,9 @@ def test_rating_consistency_by_hand():
     rows += [(1, "instruction_following", "ann", "human", 1, 1)]
     row = quality.rating_consistency(_ratings(rows)).iloc[0]
     assert row["n"] == 2
-    assert row["majority_agreement"] == pytest.approx((2 / 3 + 1) / 2)
-    assert row["mean_sd"] == pytest.approx((np.std([4, 4, 5], ddof=1) + 0) / 2)
+    assert row["majority_agreement"] == pytest.approx(1.0)  # both examples: 2 of 3 runs (> half) agree
+    assert row["modal_share_mean"] == pytest.approx((2 / 3 + 1) / 2)
+    assert row["sd_pct"] == pytest.approx((np.std([4, 4, 5]) + 0) / 2 / 5 * 100)
 
 
 def test_annotator_quality_by_hand():

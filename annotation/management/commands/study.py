@@ -2,6 +2,7 @@
 
 manage.py study create NAME --configurations SLUG... [--kind pairwise|gate_review|rating]
                            [--figures TASK_ID... | --fields F... | --sample N | --from-screening SCREEN]
+                           [--stratify field|configuration]  (gate review, rating: --sample N artifacts, stratified)
                            [--seed S] [--description TEXT]
                            [--target-per-pair N] [--overlap-rate R]     (pairwise)
                            [--rating-axes AXIS...]                      (rating)
@@ -71,6 +72,12 @@ class Command(BaseCommand):
         chosen.add_argument(
             "--from-screening", metavar="SCREEN", help="exactly the figures the screening study accepted by majority"
         )
+        create.add_argument(
+            "--stratify",
+            choices=("field", "configuration"),
+            help="gate-review and rating studies: --sample N draws N artifacts keeping each figure field's "
+            "(or configuration's) share",
+        )
         create.add_argument("--seed", type=int, help="the study's seed (sample, pairs, sides)")
         create.add_argument("--target-per-pair", type=_positive, metavar="N")
         create.add_argument("--overlap-rate", type=_rate, metavar="R")
@@ -113,6 +120,7 @@ class Command(BaseCommand):
         overlap_rate,
         description,
         from_screening,
+        stratify=None,
         **_,
     ):
         try:
@@ -132,6 +140,7 @@ class Command(BaseCommand):
             figure_sample=sample,
             rating_axes=rating_axes,
             from_screening=from_screening,
+            stratify=stratify,
             **settings,
         )
         figures_note = f"{study.figures.count()} figures" if study.figures.exists() else "the whole corpus"
