@@ -53,14 +53,14 @@ class BtEloConfig(AppConfig):
         register_table(
             "weight-sensitivity",
             s.weight_sensitivity_table,
-            title="Rubric-weight sensitivity (Table 21)",
-            parameters=("study", "judge"),
+            title="Rubric-weight sensitivity (Table 21; judge run 1 unless run= says otherwise)",
+            parameters=sjr,
         )
         register_table(
             "weight-sensitivity-effects",
             s.weight_sensitivity_effects_table,
-            title="Paired effects under each weight vector",
-            parameters=("study", "judge"),
+            title="Paired effects under each weight vector (Table 21; judge run 1 unless run= says otherwise)",
+            parameters=sjr,
         )
         # Issue 16: how settled the human ranking is, where the next votes should go, and how many a study needs.
         register_table(
