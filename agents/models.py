@@ -107,6 +107,9 @@ class Artifact(models.Model):
     imported_at = models.DateTimeField(auto_now_add=True)
     audited_at = models.DateTimeField(null=True)
     rendered_at = models.DateTimeField(null=True)
+    # Goes up with every write that may change what an annotator sees or the gate (an audit, a rendering, a deck
+    # replacing a missing record), so that an annotation pool built from these artifacts can tell it is stale.
+    version = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["configuration__position", "figure__task_id"]

@@ -20,7 +20,7 @@ from django.core.files import File
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from core.errors import Conflict, Invalid
@@ -360,9 +360,9 @@ def _artifact_replace_missing(*, artifact: Artifact, task_dir: Path) -> tuple[di
     values = {
         field.name: field.get_default()
         for field in Artifact._meta.concrete_fields
-        if field.name not in ("id", "configuration", "figure")
+        if field.name not in ("id", "configuration", "figure", "version")
     }
-    values.update(_artifact_fields(task_dir), imported_at=timezone.now())
+    values.update(_artifact_fields(task_dir), imported_at=timezone.now(), version=F("version") + 1)
     JudgeRecord = apps.get_model("scoring", "JudgeRecord")  # scoring builds on agents: no import of it here
     with transaction.atomic():
         if not Artifact.objects.filter(pk=artifact.pk, gate_reason=GateReason.MISSING, pptx_sha256="").update(**values):
@@ -466,7 +466,7 @@ def artifacts_audit(*, artifacts: Iterable[Artifact], force: bool = False) -> li
         if not force and artifact.pptx_sha256:
             twins.setdefault(artifact.pptx_sha256, artifact)
     # One UPDATE per distinct result: decks audited alike (copies of one deck, the usual failures) share a row of
-    # values. Django's bulk_update compiled a CASE per field and row, as slow as saving each (4 s per 500 artifacts).
+    # values. Django's bulk_update compiles a CASE per field and row, as slow as saving each.
     results: dict[str, tuple[dict, list[int]]] = {}
     for artifact in due:
         values = {name: getattr(artifact, name) for name in AUDIT_WRITTEN}
@@ -474,7 +474,9 @@ def artifacts_audit(*, artifacts: Iterable[Artifact], force: bool = False) -> li
         results.setdefault(key, (values, []))[1].append(artifact.pk)
     with transaction.atomic():
         for values, ids in results.values():
-            Artifact.objects.filter(pk__in=ids).update(**values)
+            Artifact.objects.filter(pk__in=ids).update(**values, version=F("version") + 1)
+    for artifact in due:
+        artifact.version += 1  # as the UPDATE left the row, when it was read current
     return artifacts
 
 
@@ -532,7 +534,7 @@ def _store_rendering(artifact: Artifact, result: render.Rendering) -> None:
     else:
         artifact.gate_reason, artifact.gate_detail = result.reason, result.detail[:2000]
     _apply_gate(artifact)
-    artifact.save()
+    _artifact_save(artifact)
 
 
 def _store_render_files(artifact: Artifact, *, png: bytes, thumbnail: bytes, width: int, height: int) -> None:
@@ -559,8 +561,16 @@ def artifact_rendering_attach(*, artifact: Artifact, png: bytes, thumbnail: byte
     artifact.rendered_at = timezone.now()
     _store_render_files(artifact, png=png, thumbnail=thumbnail, width=width, height=height)
     _apply_gate(artifact)
-    artifact.save()
+    _artifact_save(artifact)
     return artifact
+
+
+def _artifact_save(artifact: Artifact) -> None:
+    """Save a rendering's changes with the artifact's version one up, counted by the database so that concurrent
+    writers each add theirs, then read back."""
+    artifact.version = F("version") + 1
+    artifact.save()
+    artifact.refresh_from_db(fields=["version"])
 
 
 # --- render holds: a killed worker's batch comes back within minutes, not after the broker's visibility timeout -------

@@ -11,18 +11,35 @@ class StudyAdmin(admin.ModelAdmin):
     raw_id_fields = ("figures",)
 
 
+# Items and leases are written by annotation.services alone, which keep the pool's counters with them: an edit here
+# would leave the counters counting something else, so only an item's known answer (attention, calibration) is edited.
+ITEM_EDITABLE = ("expected_label", "explanation")
+
+
 @admin.register(Item)
 class ItemAdmin(admin.ModelAdmin):
-    list_display = ("pk", "study", "figure", "config_x", "config_y", "is_overlap")
+    list_display = ("pk", "study", "figure", "config_x", "config_y", "is_overlap", "open_count", "votes")
     list_filter = ("study", "is_overlap")
-    raw_id_fields = ("figure", "artifact_x", "artifact_y")
+    readonly_fields = [f.name for f in Item._meta.concrete_fields if f.name not in ITEM_EDITABLE]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(Lease)
 class LeaseAdmin(admin.ModelAdmin):
     list_display = ("pk", "study", "annotator", "state", "left_is_x", "is_overlap", "created_at", "expires_at")
     list_filter = ("study", "state")
-    raw_id_fields = ("item",)
+    readonly_fields = [f.name for f in Lease._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(Comparison)

@@ -1,7 +1,7 @@
 """Pool and queue state: whether a study's pool of items is current (a signature over what it is built from: the
 study's seed and links, the order of its configurations and the state of their artifacts), whether any of its open
 leases are past their time, and which pairwise studies an annotator is offered, in what order. The assignment engine
-(annotation.services.engine and .pool) reads these on every next-item request, so the hot read is compiled once."""
+(annotation.services.engine and .pool) reads these on every next-item request."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agents import selectors as agent_selectors
-from core.compiled_sql import CompiledQuery
 
 from .. import progress
 from ..models import ArtifactLease, Comparison, Item, Lease, Study, StudyKind
@@ -108,7 +107,7 @@ def _with_state(studies: QuerySet[Study], *, complete: bool = False, now: dateti
 
 
 def _state(study: Study, *, complete: bool = False) -> StudyState:
-    signature = "v7:" + ":".join(str(getattr(study, name)) for name in _LINK_PARTS)
+    signature = "v8:" + ":".join(str(getattr(study, name)) for name in _LINK_PARTS)
     if complete:
         signature += "|" + ":".join(str(getattr(study, name)) for name in _ARTIFACT_PARTS)
     return StudyState(study=study, signature=signature, leases_due=study.leases_due_now, complete=complete)
@@ -139,17 +138,11 @@ def study_for_annotator(*, user, name: str | None = None) -> StudyState | None:
     return _state(found) if found is not None else None
 
 
-# Read on every next-item request: compiled once (core.compiled_sql).
-_ANNOTATOR_STUDIES = CompiledQuery(
-    lambda user, now: _with_state(_annotator_studies(user), now=now), user=int, now=datetime
-)
-
-
 def studies_for_annotator(*, user, with_progress: bool = True) -> list[StudyState]:
     """Every study the annotator may work in, in the order they are offered: active ones first, least done (relative
     to the quota) first, so that no study starves behind an older one; then paused ones. Each study's
     `annotator_done` is set, unless `with_progress` is False and there is only one study (nothing to order)."""
-    states = [_state(s) for s in _ANNOTATOR_STUDIES.rows(user=user.pk, now=timezone.now())]
+    states = [_state(s) for s in _with_state(_annotator_studies(user))]
     if len(states) < 2 and not with_progress:
         return states  # nothing to order: the next-item path saves the progress query
     done = dict(

@@ -1,21 +1,17 @@
 """The one place the pool's denormalised counters change (Item, StudyPair, StudyFigure).
 
 Every service that opens, closes, submits or withdraws collects its counter changes in a `CounterChanges` and applies
-them in the transaction of the lease or vote they count. Changes go out as `F()` updates clamped at zero with
-`Greatest`, pairs then items then figures, each in key order: one lock order for every writer, on both databases.
+them in the transaction of the lease or vote they count, after writing that lease or vote. Changes go out as `F()`
+updates clamped at zero with `Greatest`, one statement after another: pairs then items then figures, each in key
+order, so every writer takes its row locks in one order, on both databases.
 """
 
 from __future__ import annotations
 
-import functools
 from collections import Counter
-from collections.abc import Sequence
 
-from django.db.models import F, Model, Value
+from django.db.models import F, Value
 from django.db.models.functions import Greatest
-
-from core.bulk_write import Update, UpdateSql, updates_run
-from core.compiled_sql import CompiledUpdate
 
 from ..models import Item, StudyFigure, StudyPair
 
@@ -84,38 +80,32 @@ class CounterChanges:
         """Items recorded under keys of the caller's, now known by their ids."""
         self.items = {ids[key]: counted for key, counted in self.items.items()}
 
-    def apply(self, *, first: Sequence[Update] = (), created: Model | None = None) -> None:
-        """The changes as UPDATEs, pairs then items then figures, each in key order, after inserting `created` (the new
-        lease or vote the changes count, not saved yet) and the `first` updates (rows they close), all in one statement
-        where the database allows (core.bulk_write.updates_run)."""
-        updates = [*first, *self._pair_updates()]
-        claims = []
+    def apply(self) -> None:
+        """The changes as UPDATEs, pairs then items then figures, each in key order. ClaimLost when a claimed item was
+        no longer free (its conditional update changed no row)."""
+        self._pairs_update()
         for pk, changes in sorted(self.items.items()):
-            if pk in self.claimed:
-                claims.append(len(updates))
-            if changed := _changed(changes):
-                updates.append(_item_update(tuple(changed), pk in self.claimed).statement(item=pk, **changed))
+            claimed = pk in self.claimed
+            # A claim updates the item only while it is free: no open lease, no submitted one.
+            rows = Item.objects.filter(pk=pk, **({"open_count": 0, "submitted_count": 0} if claimed else {}))
+            if (changed := _changed(changes)) and not rows.update(**_clamped(changed)) and claimed:
+                raise ClaimLost
         for figure_id, n in sorted(self.figures.items()):
             if n:
-                updates.append(_FIGURE_UPDATE.statement(study=self.study_id, figure=figure_id, uses=n))
-        counts = updates_run(updates, created=created)
-        if any(counts[i] == 0 for i in claims):
-            raise ClaimLost
+                StudyFigure.objects.filter(study_id=self.study_id, figure_id=figure_id).update(**_clamped({"uses": n}))
 
     def apply_in_bulk(self) -> None:
         """apply() for bulk loads that hold study_lock: items (and figures) with the same changes share one UPDATE
         ... WHERE pk IN, so a batch of a thousand imported votes costs a few statements instead of a thousand. Only
         under study_lock, which keeps every other writer of the study out: these rows are not locked in key order."""
-        updates_run(self._pair_updates())
+        self._pairs_update()
         groups: dict[tuple, list[int]] = {}
         for pk, changes in self.items.items():
             if key := tuple(sorted((name, n) for name, n in changes.items() if n)):
                 groups.setdefault(key, []).append(pk)
         for key, pks in sorted(groups.items()):
             for start in range(0, len(pks), BULK_CHUNK):
-                Item.objects.filter(pk__in=sorted(pks)[start : start + BULK_CHUNK]).update(
-                    **_clamped_slots(tuple(name for name, _ in key), dict(key))
-                )
+                Item.objects.filter(pk__in=sorted(pks)[start : start + BULK_CHUNK]).update(**_clamped(dict(key)))
         by_use: dict[int, list[int]] = {}
         for figure_id, n in self.figures.items():
             if n:
@@ -124,56 +114,19 @@ class CounterChanges:
             for start in range(0, len(ids), BULK_CHUNK):
                 StudyFigure.objects.filter(
                     study_id=self.study_id, figure_id__in=sorted(ids)[start : start + BULK_CHUNK]
-                ).update(uses=Greatest(F("uses") + n, Value(0)))
+                ).update(**_clamped({"uses": n}))
 
-    def _pair_updates(self) -> list[UpdateSql]:
-        return [
-            _pair_update(tuple(changed)).statement(study=self.study_id, x=x, y=y, **changed)
-            for (x, y), changes in sorted(self.pairs.items())
-            if (changed := _changed(changes))
-        ]
+    def _pairs_update(self) -> None:
+        for (x, y), changes in sorted(self.pairs.items()):
+            if changed := _changed(changes):
+                StudyPair.objects.filter(study_id=self.study_id, config_x_id=x, config_y_id=y).update(
+                    **_clamped(changed)
+                )
 
 
-# The counter UPDATEs, compiled once per set of counters changed (core.compiled_sql): every lease and vote sends them.
 def _changed(changes: Counter) -> dict[str, int]:
     return {name: n for name, n in sorted(changes.items()) if n}
 
 
-def _clamped_slots(names: tuple[str, ...], deltas: dict) -> dict:
-    return {name: Greatest(F(name) + deltas[name], Value(0)) for name in names}
-
-
-@functools.cache
-def _pair_update(names: tuple[str, ...]) -> CompiledUpdate:
-    return CompiledUpdate(
-        lambda study, x, y, **deltas: (
-            StudyPair.objects.filter(study_id=study, config_x_id=x, config_y_id=y),
-            _clamped_slots(names, deltas),
-        ),
-        study=int,
-        x=int,
-        y=int,
-        **dict.fromkeys(names, int),
-    )
-
-
-@functools.cache
-def _item_update(names: tuple[str, ...], claim: bool) -> CompiledUpdate:
-    """A claim updates the item only while it is free: no open lease, no submitted one."""
-    free = {"open_count": 0, "submitted_count": 0} if claim else {}
-    return CompiledUpdate(
-        lambda item, **deltas: (Item.objects.filter(pk=item, **free), _clamped_slots(names, deltas)),
-        item=int,
-        **dict.fromkeys(names, int),
-    )
-
-
-_FIGURE_UPDATE = CompiledUpdate(
-    lambda study, figure, uses: (
-        StudyFigure.objects.filter(study_id=study, figure_id=figure),
-        {"uses": Greatest(F("uses") + uses, Value(0))},
-    ),
-    study=int,
-    figure=int,
-    uses=int,
-)
+def _clamped(deltas: dict[str, int]) -> dict:
+    return {name: Greatest(F(name) + n, Value(0)) for name, n in deltas.items()}

@@ -123,8 +123,8 @@ def study_pool_sync(*, study: Study, force: bool = False) -> Study:
         _figures_rebuild(fresh)
         _pairs_rebuild(fresh, pairs, seed)
         if new:
-            # The next item's pick reads these per study. Items: only the columns the engine filters and joins on
-            # (75 ms at paper scale); with stale item estimates the overlap pick took 15 ms against 2.9.
+            # The next item's pick reads these per study; with stale estimates the planner scans instead of joining.
+            # Items: only the columns the engine filters and joins on (a wide table).
             statistics_refresh(StudyFigure)
             statistics_refresh(StudyPair)
             statistics_refresh(Item, *ITEM_PLANNED_FIELDS)

@@ -8,7 +8,6 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from core.compiled_sql import CompiledQuery
 from corpus.protocol import OUTCOMES, TIE_OUTCOMES
 
 from .. import selectors
@@ -36,16 +35,8 @@ class Vote:
         return dwell is not None and dwell >= self.comparison.study.min_dwell_ms
 
 
-# Every submit's first statement, compiled once (core.compiled_sql).
-_LEASE_LOCKED = CompiledQuery(
-    lambda token: selectors.leases_shown(Lease.objects.select_for_update(of=("self",)).filter(token=token))[:1],
-    token=str,
-)
-
-
 def _lease_locked(*, token: str, annotator) -> Lease:
-    found = _LEASE_LOCKED.rows(token=token)
-    lease = found[0] if found else None
+    lease = selectors.leases_shown(Lease.objects.select_for_update(of=("self",)).filter(token=token)).first()
     if lease is None:
         raise LeaseNotFound("no such item: the link is unknown")
     if lease.annotator_id != annotator.pk:
@@ -137,9 +128,11 @@ def _comparison_submit(
         audit_sha256_a=seen_a["audit"],
         audit_sha256_b=seen_b["audit"],
     )
-    closed = [(Lease.objects.filter(pk=lease.pk), {"state": Lease.State.SUBMITTED, "closed_at": now})]
+    vote.save(force_insert=True)
+    lease.state, lease.closed_at = Lease.State.SUBMITTED, now
+    lease.save(update_fields=["state", "closed_at"])
     if head_id is not None:
-        closed.append((Comparison.objects.filter(pk=head_id), {"superseded": True}))
+        Comparison.objects.filter(pk=head_id).update(superseded=True)
     CounterChanges(study.pk).vote(
         item_id=item.pk,
         x=item.config_x_id,
@@ -147,7 +140,7 @@ def _comparison_submit(
         is_overlap=lease.is_overlap,
         counted=counted,
         sign=1,
-    ).apply(first=closed, created=vote)  # the vote is written with the lease it closes and its counters
+    ).apply()
     return Vote(comparison=vote)
 
 

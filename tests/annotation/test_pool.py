@@ -58,7 +58,10 @@ def test_pool_follows_artifacts_added_after_the_study():
 
 def test_pool_state_follows_the_study_own_artifacts_only():
     """A render finishing for a configuration outside the study leaves its pool current (no rebuild while annotators
-    work); one of its own artifacts changing verdict makes it stale, and the next request rebuilds it."""
+    work); one of its own artifacts changing verdict makes it stale, and the next request rebuilds it. Artifacts change
+    here as the agents services change them: the verdict with the version one up."""
+    from django.db.models import F
+
     from agents.models import Artifact
     from tests.factories import artifact_create, configuration_create
 
@@ -67,11 +70,11 @@ def test_pool_state_follows_the_study_own_artifacts_only():
     assert selectors.study_state(study_id=study.pk).pool_current
     outsider = configuration_create("outsider", model="other", position=50)
     pending = artifact_create(outsider, figs[0])
-    Artifact.objects.filter(pk=pending.pk).update(gate_passed=None)
-    Artifact.objects.filter(pk=pending.pk).update(gate_passed=True)
+    Artifact.objects.filter(pk=pending.pk).update(gate_passed=None, version=F("version") + 1)
+    Artifact.objects.filter(pk=pending.pk).update(gate_passed=True, version=F("version") + 1)
     assert selectors.study_state(study_id=study.pk).pool_current
     own = Artifact.objects.filter(configuration=configs[0], figure=figs[0])
-    own.update(gate_passed=None)  # re-rendering: pending again
+    own.update(gate_passed=None, version=F("version") + 1)  # re-rendering: pending again
     assert not selectors.study_state(study_id=study.pk).pool_current
     second = annotator("second")
     served = [next_lease(study=study, annotator=second)]
@@ -86,6 +89,36 @@ def test_pool_state_follows_the_study_own_artifacts_only():
     assert len(served) - 1 == 12 - 3 - (0 if first_pending else 1)
     assert all(lease.item.artifact_x.gate_passed is not None for lease in served[:-1])
     assert all(lease.item.artifact_y.gate_passed is not None for lease in served[:-1])
+    assert selectors.study_state(study_id=study.pk).pool_current
+
+
+def test_one_artifact_turning_final_while_another_turns_pending_makes_the_pool_stale():
+    """As many artifacts final and passing before as after, but not the same ones: the pool's fingerprint reads
+    which artifacts changed (their ids and versions), not how many are final, and the rebuilt pool serves the
+    newly final artifact's items and none of the pending one's."""
+    from django.db.models import F
+
+    from agents.models import Artifact
+    from annotation.models import Item
+
+    study, figs, configs = make_study(figures=2, overlap_rate=0)
+    waiting = Artifact.objects.filter(configuration=configs[0], figure=figs[0])
+    waiting.update(gate_passed=None, version=F("version") + 1)  # pending when the pool is built
+    services.study_pool_sync(study=study, force=True)
+    assert selectors.study_state(study_id=study.pk).pool_current
+    final = Artifact.objects.filter(gate_passed__isnull=False)
+    counts = (final.count(), final.filter(gate_passed=True).count())
+
+    waiting.update(gate_passed=True, version=F("version") + 1)  # its rendering finished
+    renders = Artifact.objects.filter(configuration=configs[1], figure=figs[1])
+    renders.update(gate_passed=None, version=F("version") + 1)  # rendered again: pending
+    assert (final.count(), final.filter(gate_passed=True).count()) == counts
+    assert not selectors.study_state(study_id=study.pk).pool_current
+
+    services.study_pool_sync(study=study)
+    pooled = Item.objects.filter(study=study, in_pool=True)
+    assert pooled.filter(artifact_x=waiting.get()).exists() or pooled.filter(artifact_y=waiting.get()).exists()
+    assert not (pooled.filter(artifact_x=renders.get()) | pooled.filter(artifact_y=renders.get())).exists()
     assert selectors.study_state(study_id=study.pk).pool_current
 
 

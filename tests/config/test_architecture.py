@@ -29,7 +29,7 @@ APPS = ("agents", "annotation", "bt_elo", "config", "core", "corpus", "scoring")
 
 
 def test_only_one_module_looks_at_the_database_vendor():
-    """One code path for both databases: the statements PostgreSQL runs differently (COPY, one-statement updates) live
+    """One code path for both databases: the statements PostgreSQL runs differently (COPY, ANALYZE of some columns) live
     in core/bulk_write.py, and nothing else branches on the vendor or writes SQL over another app's table by name."""
     vendor, raw = [], []
     for app in APPS:
