@@ -2,11 +2,11 @@
 
 from celery import shared_task
 
-from . import render, services
+from . import render, render_holds, services
 from .models import Artifact
 
 # Below the broker's visibility timeout (config/settings.py), so a batch is never running when its message returns.
-BATCH_SOFT_LIMIT = services.render_batch_seconds(render.DEFAULT_BATCH_SIZE)
+BATCH_SOFT_LIMIT = render_holds.render_batch_seconds(render.DEFAULT_BATCH_SIZE)
 
 
 @shared_task(
@@ -31,7 +31,7 @@ def audit_artifact(artifact_id: int) -> bool | None:
 )
 def audit_and_render(artifact_ids: list[int]) -> int:
     """Audit then render a batch in one LibreOffice start-up, holding the artifacts no other live batch holds."""
-    with services.artifacts_render_claim(artifact_ids=artifact_ids) as held:
+    with render_holds.artifacts_render_claim(artifact_ids=artifact_ids) as held:
         artifacts = services.artifacts_audit(artifacts=Artifact.objects.filter(pk__in=held).order_by("pk"))
         return services.artifacts_render(artifacts=artifacts)
 
@@ -39,4 +39,4 @@ def audit_and_render(artifact_ids: list[int]) -> int:
 @shared_task(name="agents.render_sweep", acks_late=True, soft_time_limit=120)
 def render_sweep() -> int:
     """Beat, every minute: re-enqueue the artifacts of render batches whose worker died."""
-    return services.artifacts_render_sweep(enqueue=audit_and_render.delay)
+    return render_holds.artifacts_render_sweep(enqueue=audit_and_render.delay)

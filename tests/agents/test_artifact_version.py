@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agents import services
+from agents import render_holds, services
 from agents.models import Artifact
 from tests.agents.decks import one_slide_deck
 from tests.factories import figure_create, png_bytes
@@ -56,7 +56,7 @@ def test_audit_and_rendering_each_add_one_and_a_render_hold_adds_none(tmp_path):
     services.artifacts_audit(artifacts=[Artifact.objects.get()], force=True)
     assert _version(artifact.pk) == 2
 
-    with services.artifacts_render_claim(artifact_ids=[artifact.pk]) as held:
+    with render_holds.artifacts_render_claim(artifact_ids=[artifact.pk]) as held:
         assert held == [artifact.pk]
     assert _version(artifact.pk) == 2
 
