@@ -2,7 +2,7 @@
 submits (Shift+Enter is a new line in the reason), undo puts the judgement back, skip sets a slide aside, a slide
 without a rendering shows its placeholder; the page fits the window (Submit in view) and logs no console error."""
 
-import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,8 +16,8 @@ from tests.annotation.test_browser import forbidden_strings
 from tests.browser import chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-# Screenshots to look at, outside the repository (REFIG_SCREENSHOTS to choose where).
-SHOTS = Path(os.environ.get("REFIG_SCREENSHOTS", "/tmp/refig-task-screens"))
+# Screenshots to look at, outside the repository (the README's task-screen shots come from test_study_kinds_browser).
+SHOTS = Path(tempfile.gettempdir()) / "refig-task-screens"
 VIEWPORT = {"width": 1366, "height": 768}
 # What must be in the window, whole, at 1366×768 with no page scrolling.
 IN_VIEW = (".bar", ".panes", "#audit-a", ".vote", "#submit")
