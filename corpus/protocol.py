@@ -79,3 +79,22 @@ PAPER_CONFIGURATIONS = 10
 PAPER_FIGURES = 1000
 PAPER_VOTES = 4270
 PAPER_TIE_RATE = (4270 - 2990) / 4270
+
+# Human comparisons as battle rows (DESIGN 5, the Chatbot Arena convention extended), in export order.
+BATTLE_COLUMNS = (
+    "comparison_id",
+    "study",
+    "task_id",
+    "annotator",
+    "config_a",
+    "config_b",
+    "left_config",
+    "outcome",
+    "reason",
+    "created_at",
+    "dwell_ms",
+    "render_sha256_a",
+    "render_sha256_b",
+    "audit_sha256_a",
+    "audit_sha256_b",
+)

@@ -14,29 +14,14 @@ from django.db.models import Count, Exists, Max, OuterRef, Value
 from django.db.models.functions import Coalesce
 
 from agents import selectors as agent_selectors
+from corpus import protocol
 from corpus.protocol import SPARSE_PAIR_THRESHOLD, TIE_OUTCOMES
 
 from .. import quality
 from ..models import AnnotatorExclusion, Comparison, GateReview, Rating, Study
 from .studies import _current, pair_target, study_configurations, study_resolve
 
-BATTLE_COLUMNS = [
-    "comparison_id",
-    "study",
-    "task_id",
-    "annotator",
-    "config_a",
-    "config_b",
-    "left_config",
-    "outcome",
-    "reason",
-    "created_at",
-    "dwell_ms",
-    "render_sha256_a",
-    "render_sha256_b",
-    "audit_sha256_a",
-    "audit_sha256_b",
-]
+BATTLE_COLUMNS = list(protocol.BATTLE_COLUMNS)
 COMPARISON_COLUMNS = BATTLE_COLUMNS + ["artifact_a_id", "artifact_b_id", "matchup", "decision_ms"]
 COVERAGE_COLUMNS = ["config_x", "config_y", "n", "target", "kind", "sparse"]
 

@@ -117,22 +117,3 @@ def battles(figures: list[FigureModel], plans: dict, seed: int) -> list[dict]:
         )
     rows.sort(key=lambda r: (r["created_at"], r["annotator"]))
     return [{"comparison_id": f"demo-{n + 1:05d}", **row} for n, row in enumerate(rows)]
-
-
-BATTLE_COLUMNS = (
-    "comparison_id",
-    "study",
-    "task_id",
-    "annotator",
-    "config_a",
-    "config_b",
-    "left_config",
-    "outcome",
-    "reason",
-    "created_at",
-    "dwell_ms",
-    "render_sha256_a",
-    "render_sha256_b",
-    "audit_sha256_a",
-    "audit_sha256_b",
-)

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from corpus.protocol import BATTLE_COLUMNS
+
 from .configurations import (
     ANNOTATORS,
     CONFIGURATIONS,
@@ -48,7 +50,7 @@ from .ratings import (
     rating_rows,
 )
 from .runlogs import ERROR_LOGS, agent_code, run_log
-from .votes import BATTLE_COLUMNS, ELO_PER_RUBRIC_POINT, HUMAN_TIE_RATE, TIE_SUCCESS_MIN_SCORE, battles
+from .votes import ELO_PER_RUBRIC_POINT, HUMAN_TIE_RATE, TIE_SUCCESS_MIN_SCORE, battles
 
 
 def _csv_text(columns: tuple[str, ...], rows: list[dict]) -> str:
