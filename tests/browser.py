@@ -48,3 +48,41 @@ def screenshot_folder(name: str = "") -> Path:
         folder = Path(tempfile.gettempdir()) / "refig-screenshots" / name
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+@contextlib.contextmanager
+def watched_page(*, viewport: dict):
+    """A page in a fresh context of a fresh chromium, collecting console and page errors in `page.errors`. CSP is
+    bypassed for Playwright's own evaluation (wait_for_function), not for the app's scripts."""
+    with chromium() as browser:
+        context = browser.new_context(viewport=viewport, bypass_csp=True)
+        page = context.new_page()
+        page.errors = []
+        page.on("console", lambda message: message.type == "error" and page.errors.append(message.text))
+        page.on("pageerror", lambda error: page.errors.append(str(error)))
+        try:
+            yield page
+        finally:
+            context.close()
+
+
+def session_login(page, base_url: str, *, username: str, password: str) -> None:
+    """Log in through Django's test client and hand its session to the browser: under the site's no-referrer policy
+    the browser's own login POST carries "Origin: null", which Django's CSRF check refuses."""
+    from django.conf import settings
+    from django.test import Client
+
+    client = Client()
+    assert client.login(username=username, password=password)
+    cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
+    page.context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": base_url}])
+
+
+def outside_window(page, selectors) -> list[str]:
+    """The selectors whose box is not wholly inside the window, and 'scroll' when the page scrolls."""
+    found = page.evaluate(
+        """sels => sels.filter(s => { const b = document.querySelector(s).getBoundingClientRect();
+            return b.width === 0 || b.top < 0 || b.left < 0 || b.bottom > innerHeight || b.right > innerWidth; })""",
+        list(selectors),
+    )
+    return found + (["scroll"] if page.evaluate("document.documentElement.scrollHeight > innerHeight") else [])

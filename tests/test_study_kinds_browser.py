@@ -14,14 +14,12 @@ import re
 from urllib.parse import urlparse
 
 import pytest
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.test import Client
 
 from agents.models import Artifact, Configuration
 from annotation.models import Comparison, GateReview, Rating, Study
-from tests.browser import chromium, screenshot_folder
+from tests.browser import chromium, screenshot_folder, session_login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -67,19 +65,9 @@ def browser():
 
 def session_page(browser, live_server, username: str, problems: list[str]):
     """A page logged in as `username` (the test client's session handed over), watching every answer and request."""
-    client = Client()
-    assert client.login(username=username, password=PASSWORD)
     context = browser.new_context(viewport=VIEWPORT, bypass_csp=True)  # bypass: eval for wait_for_function
-    context.add_cookies(
-        [
-            {
-                "name": settings.SESSION_COOKIE_NAME,
-                "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
-                "url": live_server.url,
-            }
-        ]
-    )
     page = context.new_page()
+    session_login(page, live_server.url, username=username, password=PASSWORD)
     host = urlparse(live_server.url).netloc
     page.on("console", lambda m: m.type == "error" and problems.append(f"{username} console error: {m.text}"))
     page.on("pageerror", lambda e: problems.append(f"{username} page error: {e}"))

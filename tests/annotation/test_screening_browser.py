@@ -5,14 +5,12 @@ be changed); the page fits the window and logs no console error. Its screenshot 
 under `make screenshots`."""
 
 import pytest
-from django.conf import settings
-from django.test import Client
 
 from annotation import services
 from annotation.models import ScreeningDecision, StudyKind
 from corpus.models import Figure
 from tests.annotation.data import PASSWORD, annotator, build_corpus
-from tests.browser import chromium, screenshot_folder
+from tests.browser import outside_window, screenshot_folder, session_login, watched_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 VIEWPORT = {"width": 1366, "height": 768}
@@ -22,32 +20,16 @@ IN_VIEW = (".bar", ".pane", ".figure-facts", ".vote", "#submit")
 
 @pytest.fixture
 def page(live_server):
-    with chromium() as browser:
-        context = browser.new_context(viewport=VIEWPORT, bypass_csp=True)  # eval for wait_for_function
-        page = context.new_page()
-        page.errors = []
-        page.on("console", lambda message: message.type == "error" and page.errors.append(message.text))
-        page.on("pageerror", lambda error: page.errors.append(str(error)))
-        try:
-            yield page
-        finally:
-            context.close()
+    with watched_page(viewport=VIEWPORT) as opened:
+        yield opened
 
 
 def login(page, live_server, user):
-    client = Client()
-    assert client.login(username=user.username, password=PASSWORD)
-    cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
-    page.context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}])
+    session_login(page, live_server.url, username=user.username, password=PASSWORD)
 
 
 def outside(page) -> list[str]:
-    found = page.evaluate(
-        """sels => sels.filter(s => { const b = document.querySelector(s).getBoundingClientRect();
-            return b.width === 0 || b.top < 0 || b.left < 0 || b.bottom > innerHeight || b.right > innerWidth; })""",
-        list(IN_VIEW),
-    )
-    return found + (["scroll"] if page.evaluate("document.documentElement.scrollHeight > innerHeight") else [])
+    return outside_window(page, IN_VIEW)
 
 
 def wait_figure(page, position: int) -> str:

@@ -6,14 +6,12 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from django.conf import settings
-from django.test import Client
 
 from annotation.models import ArtifactLease, GateReview, Rating, StudyKind
 from annotation.services import artifact_studies
 from tests.annotation.data import PASSWORD, SLUGS, annotator, build_corpus
 from tests.annotation.test_browser import forbidden_strings
-from tests.browser import chromium
+from tests.browser import outside_window, session_login, watched_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 # Screenshots to look at, outside the repository (the README's task-screen shots come from test_study_kinds_browser).
@@ -25,35 +23,16 @@ IN_VIEW = (".bar", ".panes", "#audit-a", ".vote", "#submit")
 
 @pytest.fixture
 def page(live_server):
-    with chromium() as browser:
-        context = browser.new_context(viewport=VIEWPORT, bypass_csp=True)  # eval for wait_for_function
-        page = context.new_page()
-        page.errors = []
-        page.on("console", lambda message: message.type == "error" and page.errors.append(message.text))
-        page.on("pageerror", lambda error: page.errors.append(str(error)))
-        try:
-            yield page
-        finally:
-            context.close()
+    with watched_page(viewport=VIEWPORT) as opened:
+        yield opened
 
 
 def login(page, live_server, user):
-    """The session of Django's test client, handed to the browser (see test_browser: the login form's POST is refused
-    under the site's no-referrer policy)."""
-    client = Client()
-    assert client.login(username=user.username, password=PASSWORD)
-    cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
-    page.context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}])
+    session_login(page, live_server.url, username=user.username, password=PASSWORD)
 
 
 def outside(page, selectors=IN_VIEW) -> list[str]:
-    """The selectors whose box is not wholly inside the window, and 'scroll' when the page scrolls."""
-    found = page.evaluate(
-        """sels => sels.filter(s => { const b = document.querySelector(s).getBoundingClientRect();
-            return b.width === 0 || b.top < 0 || b.left < 0 || b.bottom > innerHeight || b.right > innerWidth; })""",
-        list(selectors),
-    )
-    return found + (["scroll"] if page.evaluate("document.documentElement.scrollHeight > innerHeight") else [])
+    return outside_window(page, selectors)
 
 
 def wait_item(page, position: int, total: int) -> int:
