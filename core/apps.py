@@ -7,6 +7,8 @@ class CoreConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import roles
+        from . import roles, tables
+
+        tables.collect_tables()
 
         post_migrate.connect(roles.role_groups_ensure, dispatch_uid="refig-role-groups")

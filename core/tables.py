@@ -1,7 +1,8 @@
 """The single registry of exportable tables.
 
-Each app registers its selectors (name → callable returning a DataFrame) from its AppConfig.ready();
-`manage.py export`, `/api/tables/<name>/` and the results pages all read from here.
+Each app declares its tables in `<app>/tables.py` (`TABLES`: name, selector path, title, parameters; `NOTES`: note
+providers); `collect_tables()` gathers them once apps are ready. `manage.py export`, `/api/tables/<name>/`, the
+results pages, the paper bundles and releases all read from here.
 """
 
 from __future__ import annotations
@@ -10,9 +11,13 @@ import io
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import import_module
 
 import numpy as np
 import pandas as pd
+from django.apps import apps
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.module_loading import import_string, module_has_submodule
 
 from .errors import Invalid, NotFound
 from .pseudonyms import pseudonymise_frame
@@ -23,9 +28,12 @@ FORMATS: tuple[str, ...] = ("csv", "json", "latex")
 @dataclass(frozen=True)
 class Table:
     name: str
-    selector: Callable[..., pd.DataFrame]
+    selector_path: str  # "app.module.function": imported when the table is first computed, never at app loading
     title: str
     parameters: tuple[str, ...] = ()  # which of study / judge / run the selector accepts
+
+    def frame(self, **params) -> pd.DataFrame:
+        return import_string(self.selector_path)(**params)
 
 
 TABLES: dict[str, Table] = {}
@@ -37,10 +45,21 @@ class TableError(NotFound):
     """An unknown table name."""
 
 
-def register_table(
-    name: str, selector: Callable[..., pd.DataFrame], *, title: str, parameters: tuple[str, ...] = ()
-) -> None:
-    TABLES[name] = Table(name=name, selector=selector, title=title, parameters=parameters)
+def collect_tables() -> None:
+    """Every installed app's `tables` module: its TABLES into the registry, its NOTES (provider paths) among the note
+    providers. Called from CoreConfig.ready(); a name declared twice is a programming error."""
+    for app in apps.get_app_configs():
+        if app.name == __package__ or not module_has_submodule(app.module, "tables"):
+            continue  # this module is core's own: the registry, not a declaration
+        module = import_module(f"{app.name}.tables")
+        for table in getattr(module, "TABLES", ()):
+            if table.name in TABLES and TABLES[table.name] != table:
+                raise ImproperlyConfigured(f"table {table.name!r} is declared twice ({app.name}.tables)")
+            TABLES[table.name] = table
+        for path in getattr(module, "NOTES", ()):
+            provider = import_string(path)
+            if provider not in NOTE_PROVIDERS:
+                NOTE_PROVIDERS.append(provider)
 
 
 def _table(name: str) -> Table:
@@ -55,7 +74,7 @@ def table_frame(name: str, **params) -> pd.DataFrame:
     study / judge / run to every table; where user input enters (API, export command), table_parameters_check first."""
     table = _table(name)
     accepted = {k: v for k, v in params.items() if v not in (None, "") and k in table.parameters}
-    return table.selector(**accepted)
+    return table.frame(**accepted)
 
 
 def table_parameters_check(name: str, given: dict) -> dict:
@@ -71,11 +90,6 @@ def table_parameters_check(name: str, given: dict) -> dict:
     if run != "mean" and not (run.isdigit() and int(run) >= 1):
         raise Invalid(f"run must be a judge run number (1, 2, ...) or 'mean', not {run!r}")
     return given
-
-
-def register_table_note(provider: Callable[[str, dict], str | None]) -> None:
-    if provider not in NOTE_PROVIDERS:
-        NOTE_PROVIDERS.append(provider)
 
 
 def table_notes(name: str, **params) -> list[str]:

@@ -6,10 +6,3 @@ class DemoConfig(AppConfig):
     other app; only config refers to it."""
 
     name = "demo"
-
-    def ready(self) -> None:
-        from core.tables import register_table_note
-
-        from .selectors import demo_table_note
-
-        register_table_note(demo_table_note)
