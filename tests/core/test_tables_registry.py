@@ -1,6 +1,7 @@
 """The table registry is declarative: every app's `tables.py` lists its tables, gathered once when apps are ready."""
 
 import importlib
+import importlib.machinery
 import sys
 import types
 
@@ -27,6 +28,7 @@ def test_every_declared_table_is_registered_with_an_importable_selector():
 
 def test_a_name_declared_twice_is_refused(monkeypatch):
     clash = types.ModuleType("corpus.tables")
+    clash.__spec__ = importlib.machinery.ModuleSpec("corpus.tables", None)
     clash.TABLES = (Table("elo", "corpus.selectors.corpus_stats", title="another elo"),)
     monkeypatch.setitem(sys.modules, "corpus.tables", clash)
     monkeypatch.setattr(tables, "TABLES", dict(TABLES))
