@@ -541,3 +541,26 @@ class ScreeningDecision(models.Model):
 
     def __str__(self) -> str:
         return f"screening decision on {self.figure_id} by {self.annotator_id}"
+
+
+class ImportedBattle(models.Model):
+    """A vote between two named systems imported from a battles file (issue 30): a votes-only study's vote, with no
+    figure, artifact, item or lease behind it. `cluster` (the file's prompt, question or figure; the battle's own id
+    when the file has none) is what the Elo cluster bootstrap resamples in place of the source figure."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="imported_battles")
+    battle_id = models.CharField(max_length=100, help_text="the file's id of the battle, or one derived from the row")
+    cluster = models.CharField(max_length=200)
+    system_a = models.ForeignKey("agents.Configuration", on_delete=models.PROTECT, related_name="+")
+    system_b = models.ForeignKey("agents.Configuration", on_delete=models.PROTECT, related_name="+")
+    outcome = models.CharField(max_length=12, help_text="a, b, tie_success, tie_failure or tie (kind not stated)")
+    annotator_name = models.CharField(max_length=150, blank=True, help_text="who voted, as the file names them")
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField()
+    source = models.CharField(max_length=300, help_text="FILE:LINE the battle was read from")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["study", "battle_id"], name="one_imported_battle_per_id")]
+
+    def __str__(self) -> str:
+        return f"imported battle {self.battle_id} of study {self.study_id}"

@@ -3,6 +3,8 @@ gathered by core.tables.collect_tables)."""
 
 from core.tables import Table
 
+NOTES = ("annotation.selectors.battles.imported_battles_note",)
+
 TABLES = (
     Table(
         "comparisons",

@@ -142,7 +142,14 @@ class ArtifactStudyForm(forms.Form):
     stratify = forms.ChoiceField(
         required=False,
         label="stratify by",
-        choices=[("", "no: sample figures"), ("field", "figure field"), ("configuration", "configuration")],
+        choices=[
+            ("", "no: sample figures"),
+            ("field", "figure field"),
+            ("orientation", "figure orientation"),
+            ("image_format", "figure image format"),
+            ("license", "figure licence"),
+            ("configuration", "configuration"),
+        ],
         help_text="with a sample size: a seeded sample of that many artifacts keeping each stratum's share",
     )
     rating_axes = forms.CharField(

@@ -4,7 +4,7 @@ Pure: numpy, pandas, scipy and choix only — no Django, DRF or Celery.
 
 Input is a plain comparisons frame with columns ``task_id`` (the source figure, the bootstrap
 cluster), ``config_a``, ``config_b`` (the configurations shown as A and B) and ``outcome`` in
-``OUTCOMES`` ("a" = A better, "b" = B better, either tie type = half a win to both sides).
+``BATTLE_OUTCOMES`` ("a" = A better, "b" = B better, any tie = half a win to both sides).
 
 The point estimate is choix's ILSR maximum-likelihood fit of the float win matrix. When the
 comparison graph is strongly connected the fit is the exact MLE (alpha = 0). When it is not
@@ -34,10 +34,10 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from corpus.protocol import (
+    BATTLE_OUTCOMES,
     ELO_BASE,
     ELO_BOOTSTRAP_RESAMPLES,
     ELO_BOOTSTRAP_SEED,
-    OUTCOMES,
     TIE_OUTCOMES,
 )
 
@@ -131,9 +131,9 @@ def _configurations(comparisons: pd.DataFrame, configurations) -> tuple[str, ...
 def _codes(comparisons: pd.DataFrame, configurations: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Integer indices of A and B and the outcome column, validated."""
     outcome = comparisons["outcome"].astype(str).to_numpy()
-    bad = sorted(set(outcome) - set(OUTCOMES))
+    bad = sorted(set(outcome) - set(BATTLE_OUTCOMES))
     if bad:
-        raise ValueError(f"unknown outcomes {bad}; expected one of {OUTCOMES}")
+        raise ValueError(f"unknown outcomes {bad}; expected one of {BATTLE_OUTCOMES}")
     index = {c: i for i, c in enumerate(configurations)}
     a = comparisons["config_a"].astype(str).map(index).to_numpy(dtype=np.int64)
     b = comparisons["config_b"].astype(str).map(index).to_numpy(dtype=np.int64)
@@ -169,7 +169,8 @@ def win_matrix(comparisons: pd.DataFrame, configurations, *, ties: str = "half")
 
 
 def record_table(comparisons: pd.DataFrame, configurations=None) -> pd.DataFrame:
-    """Per configuration: wins, losses, ties (both types), ties_success, ties_failure, n."""
+    """Per configuration: wins, losses, ties (every kind: plain ties of imported battles too), ties_success,
+    ties_failure, n."""
     configurations = _configurations(comparisons, configurations)
     a, b, outcome = _codes(comparisons, configurations)
     k = len(configurations)
@@ -178,7 +179,7 @@ def record_table(comparisons: pd.DataFrame, configurations=None) -> pd.DataFrame
         return np.bincount(a[mask_a], minlength=k) + np.bincount(b[mask_b], minlength=k)
 
     is_a, is_b = outcome == "a", outcome == "b"
-    success, failure = outcome == "tie_success", outcome == "tie_failure"
+    success, failure, tie = outcome == "tie_success", outcome == "tie_failure", np.isin(outcome, list(TIE_OUTCOMES))
     table = pd.DataFrame(
         {
             "configuration": list(configurations),
@@ -188,7 +189,7 @@ def record_table(comparisons: pd.DataFrame, configurations=None) -> pd.DataFrame
             "ties_failure": count(failure, failure),
         }
     )
-    table.insert(3, "ties", table["ties_success"] + table["ties_failure"])
+    table.insert(3, "ties", count(tie, tie))
     table["n"] = table["wins"] + table["losses"] + table["ties"]
     return table
 

@@ -6,6 +6,7 @@ pairwise tables and the signatures their analyses are cached by), `dashboard` (t
 the annotator's figures, their tokens, the screening tables). Callers in this app and in others
 (which read it through annotation.selectors, by the import-linter contracts) use the names re-exported here."""
 
+from .battles import VOTES_SUITE, configuration_name
 from .dashboard import (
     artifact_judgements,
     artifact_study_dashboard,
@@ -99,6 +100,7 @@ from .tables import (
     exclusion_notes,
     overlap_labels_frame,
     pair_votes,
+    renderer_notes,
     sparse_threshold,
     study_by_id,
     study_with_data,
@@ -106,6 +108,7 @@ from .tables import (
 )
 
 __all__ = [
+    "VOTES_SUITE",
     "ADJUDICATION_CHOICES",
     "ADJUDICATION_IMAGE_SIDES",
     "ARTIFACT_IMAGE_SIDES",
@@ -140,10 +143,12 @@ __all__ = [
     "calibration_payload",
     "calibration_progress",
     "comparisons_frame",
+    "configuration_name",
     "comparisons_state",
     "coverage_frame",
     "disagreements",
     "exclusion_notes",
+    "renderer_notes",
     "gate_review_agreement_frame",
     "gate_review_vs_automated_frame",
     "gate_reviews_frame",

@@ -18,7 +18,8 @@ from corpus import protocol
 from corpus.protocol import SPARSE_PAIR_THRESHOLD, TIE_OUTCOMES
 
 from .. import quality
-from ..models import AnnotatorExclusion, Comparison, GateReview, Rating, Study
+from ..models import AnnotatorExclusion, Comparison, GateReview, ImportedBattle, Rating, Study
+from . import battles
 from .studies import _current, pair_target, study_configurations, study_resolve
 
 BATTLE_COLUMNS = list(protocol.BATTLE_COLUMNS)
@@ -42,6 +43,8 @@ def votes_signature(*, study: str | None = None) -> tuple[str, int, int, tuple[i
     """(study name, counted current votes, newest vote id, the study's exclusions): changes whenever the votes behind
     the Elo do, so analyses can be cached by it."""
     resolved = study_resolve(study=study)
+    if battles.has_imported_battles(resolved):  # a votes-only study: its votes are its imported battles
+        return resolved.name, *battles.imported_state(resolved), ()
     agg = _current(resolved).filter(counted=True).aggregate(n=Count("pk"), newest=Coalesce(Max("pk"), Value(0)))
     return resolved.name, int(agg["n"]), int(agg["newest"]), _exclusions(resolved)
 
@@ -56,6 +59,8 @@ def _exclusions(study: Study) -> tuple[int, ...]:
 def comparisons_frame(*, study: str | None = None) -> pd.DataFrame:
     """Current (not superseded, not withdrawn, counted, not excluded) regular votes as battle rows (DESIGN 5) plus artifact ids and matchup."""
     resolved = study_resolve(study=study)
+    if battles.has_imported_battles(resolved):
+        return battles.imported_frame(resolved, COMPARISON_COLUMNS)
     rows = list(
         _current(resolved)
         .filter(counted=True, excluded=False)
@@ -129,7 +134,10 @@ def _pair_counts(study: Study) -> dict[tuple[int, int], int]:
         .values_list("item__config_x_id", "item__config_y_id")
         .annotate(n=Count("id"))
     )
-    return {(x, y): n for x, y, n in rows}
+    counts = {(x, y): n for x, y, n in rows}
+    for pair, n in battles.imported_pair_counts(study).items():
+        counts[pair] = counts.get(pair, 0) + n
+    return counts
 
 
 def sparse_threshold(study: Study) -> int:
@@ -150,8 +158,8 @@ def coverage_frame(*, study: str | None = None) -> pd.DataFrame:
             n = counts.get((x.pk, y.pk), 0) + counts.get((y.pk, x.pk), 0)
             rows.append(
                 (
-                    x.slug,
-                    y.slug,
+                    battles.configuration_name(x),
+                    battles.configuration_name(y),
                     n,
                     pair_target(resolved),
                     kinds.get(frozenset((x.slug, y.slug)), "across"),
@@ -159,7 +167,8 @@ def coverage_frame(*, study: str | None = None) -> pd.DataFrame:
                 )
             )
     frame = pd.DataFrame(rows, columns=COVERAGE_COLUMNS)
-    frame.attrs["notes"] = exclusion_notes(study=resolved)
+    imported = battles.has_imported_battles(resolved)
+    frame.attrs["notes"] = battles.imported_notes(resolved) if imported else exclusion_notes(study=resolved)
     return frame
 
 
@@ -177,7 +186,16 @@ def exclusion_notes(*, study: Study) -> list[str]:
     fast = current.filter(purpose=quality.REGULAR, counted=False).count()
     if fast:
         notes.append(f"left out {fast} votes made faster than the study's minimum dwell ({study.min_dwell_ms} ms)")
-    return notes or ["nothing excluded"]
+    return (notes or ["nothing excluded"]) + renderer_notes(study=study)
+
+
+def renderer_notes(*, study: Study) -> list[str]:
+    """A warning when the renderings the study's counted votes were made on (as each vote recorded them) come from
+    more than one LibreOffice version or font set (agents.selectors.renderer_mix_notes)."""
+    shown = _current(study).filter(counted=True, excluded=False)
+    return agent_selectors.renderer_mix_notes(
+        render_sha256_in=[shown.values("render_sha256_a"), shown.values("render_sha256_b")]
+    )
 
 
 def comparisons_state(*, study: str | None = None) -> tuple:
@@ -187,7 +205,14 @@ def comparisons_state(*, study: str | None = None) -> tuple:
     resolved = study_resolve(study=study)
     votes = Comparison.objects.filter(study=resolved).aggregate(n=Count("id"), newest=Max("id"))
     configurations = tuple(resolved.configurations.order_by("position", "slug").values_list("pk", flat=True))
-    return (resolved.pk, configurations, votes["n"], votes["newest"], _exclusions(resolved))
+    return (
+        resolved.pk,
+        configurations,
+        votes["n"],
+        votes["newest"],
+        _exclusions(resolved),
+        battles.imported_state(resolved),
+    )
 
 
 def study_with_data(*, kinds: tuple[str, ...] | None = None) -> str | None:
@@ -200,6 +225,7 @@ def study_with_data(*, kinds: tuple[str, ...] | None = None) -> str | None:
         Exists(Comparison.objects.filter(study=OuterRef("pk"), superseded=False, withdrawn=False))
         | Exists(GateReview.objects.filter(study=OuterRef("pk")))
         | Exists(Rating.objects.filter(study=OuterRef("pk")))
+        | Exists(ImportedBattle.objects.filter(study=OuterRef("pk")))
     )
     found = with_data.values_list("name", flat=True).first()
     if found is None:

@@ -1,6 +1,7 @@
 """Every write of the annotation app, by concern: studies, the pool, the assignment engine, votes, import."""
 
 from ..errors import LeaseClosed, LeaseForeign, LeaseNotFound, StudyUnavailable, VoteInvalid
+from .battles import battles_import
 from .engine import Served, item_next, servable_items
 from .importer import BATTLE_COLUMNS, REQUIRED_COLUMNS, comparisons_import
 from .pool import leases_expire, study_pairs, study_pool_sync
@@ -27,6 +28,7 @@ __all__ = [
     "Vote",
     "VoteInvalid",
     "annotator_invite",
+    "battles_import",
     "comparison_submit",
     "comparison_undo",
     "comparisons_import",

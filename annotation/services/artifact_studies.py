@@ -2,8 +2,8 @@
 artifacts by opaque token, and find a row's artifact for the importers.
 
 The artifacts of such a study are its configurations' artifacts on its figures (a seeded sample of figures, every
-configuration on each: a subset stratified by configuration), or a stratified sample of those artifacts (by figure
-field or by configuration: artifact_sample_stratified) kept as StudyArtifact rows. Each annotator sees each artifact once; artifacts with
+configuration on each: a subset stratified by configuration), or a stratified sample of those artifacts (by a figure
+attribute — field, orientation, image format, licence — or by configuration: artifact_sample_stratified) kept as StudyArtifact rows. Each annotator sees each artifact once; artifacts with
 the fewest reviews so far come first, then a seeded order.
 """
 
@@ -29,8 +29,14 @@ from .studies import study_figures_choose
 
 TOKEN_BYTES = 24
 AXIS_MAX_LENGTH = 60
-STRATIFY_FIELD, STRATIFY_CONFIGURATION = "field", "configuration"  # the strata of a stratified artifact sample
-STRATA = (STRATIFY_FIELD, STRATIFY_CONFIGURATION)
+# What a stratified artifact sample keeps the shares of: a categorical attribute of the figure, or the configuration.
+STRATA = {
+    "field": "figure__field",
+    "orientation": "figure__orientation",
+    "image_format": "figure__image_format",
+    "license": "figure__license",
+    "configuration": "configuration__slug",
+}
 
 
 @dataclass(frozen=True)
@@ -57,8 +63,8 @@ def artifact_study_create(
     seed: int = 0,
 ) -> Study:
     """A gate-review or rating study over the configurations' artifacts on the chosen figures (task ids, source
-    fields, a seeded sample: study_figures_choose; none: the whole corpus). With `stratify` ("field" or
-    "configuration"), `figure_sample` is instead the size of a seeded sample of those artifacts whose strata keep the
+    fields, a seeded sample: study_figures_choose; none: the whole corpus). With `stratify` (a name in STRATA),
+    `figure_sample` is instead the size of a seeded sample of those artifacts whose strata keep the
     population's proportions (artifact_sample_stratified)."""
     if kind not in (StudyKind.GATE_REVIEW, StudyKind.RATING):
         raise Invalid(f"kind must be {StudyKind.GATE_REVIEW} or {StudyKind.RATING}")
@@ -94,13 +100,12 @@ def artifact_sample_stratified(
     *, configuration_ids: list[int], task_ids: list[str] | None, size: int, by: str, seed: int
 ) -> list[int]:
     """A seeded sample of `size` of the configurations' artifacts on these figures (None: the whole corpus) whose
-    strata — the figure's source field, or the configuration — keep the population's proportions (largest-remainder
+    strata (STRATA: a figure attribute such as its source field, or the configuration) keep the population's proportions (largest-remainder
     rounding: annotation.quality.stratified_sample). The artifact ids, sorted."""
     artifacts = agent_selectors.artifact_list().filter(configuration_id__in=configuration_ids)
     if task_ids is not None:
         artifacts = artifacts.filter(figure__task_id__in=task_ids)
-    stratum = "figure__field" if by == STRATIFY_FIELD else "configuration__slug"
-    strata = dict(artifacts.values_list("pk", stratum))
+    strata = dict(artifacts.values_list("pk", STRATA[by]))
     if not strata:
         raise Invalid("no artifact matches this selection")
     if size > len(strata):

@@ -23,8 +23,10 @@ def line_progress(command: BaseCommand, *, path: Path, desc: str, disable: bool 
 
 
 def report_write(command: BaseCommand, report: ImportReport) -> None:
-    """Notes and the summary to stdout, warnings and rejections to stderr; rejections fail the command (the good rows
-    are stored all the same)."""
+    """Notes and the summary to stdout, warnings and rejections to stderr. Every importer's exit status (README,
+    "Importing"): 0 when the file was read and its good rows are stored (imported now or already), whatever rows were
+    rejected beside them — those are listed, and counted in the summary; non-zero only when rows were rejected and none
+    is stored (nothing of the file could be used). A file that cannot be found or opened fails before this."""
     for note in report.notes:
         command.stdout.write(note)
     for message in report.warnings:
@@ -32,5 +34,5 @@ def report_write(command: BaseCommand, report: ImportReport) -> None:
     for message in report.rejected:
         command.stderr.write(message)
     command.stdout.write(report.summary())
-    if report.rejected:
-        raise CommandError(f"{len(report.rejected)} {report.noun} rejected; the others were imported")
+    if report.rejected and not (report.created or report.unchanged):
+        raise CommandError(f"all {len(report.rejected)} {report.noun} rejected; nothing was imported")

@@ -114,7 +114,7 @@ def test_tasks_declares_the_expected_set_and_names_unknown_tasks_by_line(run_roo
     tasks = run_root.parent / "tasks.txt"
     tasks.write_text("# the tasks this run was given\n\nt0\nt1   # done twice\nt3\nnot-a-task\nt0\n")
     out, err, failed = import_run(run_root, tasks=tasks)
-    assert failed is not None  # the unknown task id is a rejection: non-zero exit, the good rows kept
+    assert failed is None  # the unknown task id is a rejection, reported; the good rows kept, so the exit is 0
     assert f"{tasks}:6 task_id: 'not-a-task' is not in the corpus" in err
     assert f"warning: {tasks}:7 task_id: 't0' is listed already (line 3)" in err
     assert f"warning: {run_root / 'alpha-direct' / 't2'} task_id: not listed in --tasks" in err
@@ -214,7 +214,7 @@ def test_a_late_deck_replaces_the_missing_record_in_place(run_root, tmp_path):
     assert failed is None and "6 artifacts: 0 imported, 6 already stored, 0 rejected" in out
     one_slide_deck(run_root / "alpha-direct" / "t3" / "output.pptx", title="Another attempt", boxes=2)
     out, err, failed = import_run(run_root)
-    assert failed is not None and "t3 output.pptx: differs from the stored artifact" in err
+    assert failed is None and "t3 output.pptx: differs from the stored artifact" in err
     assert Artifact.objects.get(pk=missing.pk).pptx_sha256 == deck_sha
 
 
@@ -226,7 +226,7 @@ def test_a_listed_task_without_a_folder_never_drops_a_stored_deck(run_root, tmp_
     (run_root / "bravo-direct" / "t0").rmdir()
     kept = Artifact.objects.get(configuration__slug="bravo-direct", figure__task_id="t0")
     out, err, failed = import_run(run_root, tasks=tasks)
-    assert failed is not None
+    assert failed is None
     assert f"{run_root / 'bravo-direct' / 't0'} task_id: listed in --tasks without a folder" in err
     assert (
         "bravo-direct: 0 decks imported (0 replacing a missing record), 0 missing (folder without output.pptx), "

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-from django.core.management.base import CommandError
 
 from annotation.models import Comparison
 from annotation.services import comparisons_import
@@ -329,8 +328,8 @@ def test_an_unbalanced_quote_is_reported_on_its_line_and_the_rows_after_it_are_k
 def test_the_commands_report_and_never_trace_back(tmp_path, importer):
     path = hostile_file(tmp_path, importer, text=b"caf\xe9\x00")
     stdout, stderr = io.StringIO(), io.StringIO()
-    with pytest.raises(CommandError, match="1 .* rejected; the others were imported"):
-        call_command(*importer.command(path), no_progress=True, stdout=stdout, stderr=stderr)
+    call_command(*importer.command(path), no_progress=True, stdout=stdout, stderr=stderr)  # exit 0: good rows kept
+    assert ", 1 rejected" in stdout.getvalue()
     assert "Traceback" not in stderr.getvalue() + stdout.getvalue()
     assert f"{path}:" in stderr.getvalue() and "not UTF-8: byte 0xe9" in stderr.getvalue()
     assert "2 imported" in stdout.getvalue() and importer.stored() == 2

@@ -165,8 +165,7 @@ def test_bad_judge_record_lines_are_reported_and_good_ones_land(tmp_path, study_
     path = tmp_path / "records.jsonl"
     path.write_text("\n".join(lines) + "\n")
     err = io.StringIO()
-    with pytest.raises(CommandError):
-        call_command("import_judge_records", path, no_progress=True, stdout=io.StringIO(), stderr=err)
+    call_command("import_judge_records", path, no_progress=True, stdout=io.StringIO(), stderr=err)  # good rows: exit 0
     messages = err.getvalue().splitlines()
     assert messages[0].startswith(f"{path}:2 $: malformed JSON")
     assert messages[1].startswith(f"{path}:3 score:")

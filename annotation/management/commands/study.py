@@ -2,7 +2,8 @@
 
 manage.py study create NAME --configurations SLUG... [--kind pairwise|gate_review|rating]
                            [--figures TASK_ID... | --fields F... | --sample N | --from-screening SCREEN]
-                           [--stratify field|configuration]  (gate review, rating: --sample N artifacts, stratified)
+                           [--stratify STRATUM]  (gate review, rating: --sample N artifacts keeping a figure
+                                                  attribute's or the configuration's shares)
                            [--seed S] [--description TEXT]
                            [--target-per-pair N] [--overlap-rate R]     (pairwise)
                            [--rating-axes AXIS...]                      (rating)
@@ -22,6 +23,7 @@ from django.core.validators import validate_slug
 
 from annotation import selectors, services
 from annotation.models import Study, StudyKind
+from annotation.services.artifact_studies import STRATA
 from annotation.views import STUDY_NAME_RULE
 from core.errors import AppError
 from core.roles import ANNOTATOR, user_has_role
@@ -74,9 +76,9 @@ class Command(BaseCommand):
         )
         create.add_argument(
             "--stratify",
-            choices=("field", "configuration"),
-            help="gate-review and rating studies: --sample N draws N artifacts keeping each figure field's "
-            "(or configuration's) share",
+            choices=tuple(STRATA),
+            help="gate-review and rating studies: --sample N draws N artifacts keeping each stratum's share (a figure "
+            "attribute, or the configuration)",
         )
         create.add_argument("--seed", type=int, help="the study's seed (sample, pairs, sides)")
         create.add_argument("--target-per-pair", type=_positive, metavar="N")
