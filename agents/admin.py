@@ -1,11 +1,22 @@
 from django.contrib import admin
 
-from .models import Artifact, Configuration
+from .models import Artifact, Configuration, RenderEnvironment
 
 
 @admin.register(Configuration)
 class ConfigurationAdmin(admin.ModelAdmin):
     list_display = ("slug", "label", "model", "harness", "workflow", "reasoning_effort", "position")
+
+
+@admin.register(RenderEnvironment)
+class RenderEnvironmentAdmin(admin.ModelAdmin):
+    """Recorded by the renderers themselves (agents.provenance): read-only here."""
+
+    list_display = ("libreoffice_version", "rasteriser_version", "fonts_sha256", "first_seen")
+    readonly_fields = [f.name for f in RenderEnvironment._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
 
 
 @admin.register(Artifact)

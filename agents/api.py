@@ -5,7 +5,7 @@ from rest_framework import generics, serializers
 from core.permissions import IsStaffResearcher
 
 from . import selectors
-from .models import Artifact
+from .models import Artifact, RenderEnvironment
 from .pptx_audit import AUDIT_STORED
 
 
@@ -16,6 +16,16 @@ class ConfigurationOutputSerializer(serializers.Serializer):
     workflow = serializers.CharField()
     reasoning_effort = serializers.CharField()
     label = serializers.CharField()
+    prompt_sha256 = serializers.CharField()
+    harness_version = serializers.CharField()
+    cli_version = serializers.CharField()
+    runtime_image = serializers.CharField()
+
+
+class RendererOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = RenderEnvironment
+        fields = ("libreoffice_version", "rasteriser_version", "fonts_sha256")
 
 
 class ConfigurationListApi(generics.ListAPIView):
@@ -30,6 +40,7 @@ class ConfigurationListApi(generics.ListAPIView):
 class ArtifactOutputSerializer(serializers.ModelSerializer):
     configuration = serializers.CharField(source="configuration.slug")
     task_id = serializers.CharField(source="figure.task_id")
+    renderer = RendererOutputSerializer(source="render_environment", read_only=True, allow_null=True)
 
     class Meta:
         model = Artifact
@@ -43,6 +54,7 @@ class ArtifactOutputSerializer(serializers.ModelSerializer):
             "pptx_sha256",
             *AUDIT_STORED,
             "render_sha256",
+            "renderer",
             "log_status",
             "turns",
             "total_tokens",

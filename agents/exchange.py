@@ -1,6 +1,7 @@
-"""The agents part of a whole-study export (core.study_exchange): configurations.json and the run layout
-runs/<slug>/<task_id>/{output.pptx, output.py|output.js, output.jsonl, error.log} (DESIGN contract 2). Renderings are
-not exported: the import runs the gate, the audit and the rendering again, as for any run layout."""
+"""The agents part of a whole-study export (core.study_exchange): configurations.json (with their provenance) and the
+run layout runs/<slug>/<task_id>/{output.pptx, output.py|output.js, output.jsonl, error.log} (DESIGN contract 2).
+Renderings are not exported: the import runs the gate, the audit and the rendering again, as for any run layout (each
+rendering then records the importing installation's renderer)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from django.core.files.storage import default_storage
 from core.imports import ImportReport
 
 from . import render, selectors, services
-from .configurations import ATTRIBUTES_FIELD, CONFIGURATION_FIELDS
+from .configurations import ATTRIBUTES_FIELD, CONFIGURATION_FIELDS, PROVENANCE_FIELDS
 from .models import Artifact
 
 CONFIGURATIONS, RUNS = "configurations.json", "runs"
@@ -31,6 +32,7 @@ def artifacts_export(*, study: str, out_dir: Path) -> list[str]:
         {
             **{f: getattr(c, f) for f in CONFIGURATION_FIELDS},
             **({ATTRIBUTES_FIELD: c.attributes} if c.attributes else {}),
+            **{f: getattr(c, f) for f in PROVENANCE_FIELDS if getattr(c, f)},
         }
         for c in selectors.configuration_list()
     ]

@@ -26,12 +26,36 @@ class Configuration(models.Model):
     # "refig" for the agents of this study's run layout; "pptbench" for configurations that only
     # exist in imported PPTBench score tables (they have no artifacts here).
     suite = models.CharField(max_length=20, default="refig", db_index=True)
+    # Provenance (agents.configurations.PROVENANCE_FIELDS): recorded and shown to staff, never part of the design.
+    prompt = models.TextField(blank=True)
+    prompt_sha256 = models.CharField(max_length=64, blank=True)
+    harness_version = models.CharField(max_length=200, blank=True)
+    cli_version = models.CharField(max_length=200, blank=True)
+    runtime_image = models.CharField(max_length=300, blank=True)
 
     class Meta:
         ordering = ["position", "slug"]
 
     def __str__(self) -> str:
         return self.slug
+
+
+class RenderEnvironment(models.Model):
+    """What made a rendering (agents/render_provenance.py): one row per distinct renderer, shared by its renderings."""
+
+    key = models.CharField(max_length=64, unique=True, help_text="RendererProvenance.key: a digest of the fields below")
+    libreoffice_version = models.CharField(max_length=200, blank=True, help_text="soffice --version; blank: unreadable")
+    rasteriser_version = models.CharField(max_length=200, blank=True)
+    fonts_sha256 = models.CharField(max_length=64)
+    font_families = models.JSONField(default=list)
+    font_packages = models.JSONField(default=list)
+    first_seen = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["pk"]
+
+    def __str__(self) -> str:
+        return f"{self.libreoffice_version or 'LibreOffice (version unknown)'}, fonts {self.fonts_sha256[:12]}"
 
 
 class Artifact(models.Model):
@@ -90,6 +114,10 @@ class Artifact(models.Model):
     render_sha256 = models.CharField(max_length=64, blank=True)
     render_width = models.PositiveIntegerField(null=True)
     render_height = models.PositiveIntegerField(null=True)
+    # NULL: rendered before renderers were recorded, or attached from elsewhere without a record (the demo bundle).
+    render_environment = models.ForeignKey(
+        RenderEnvironment, null=True, blank=True, on_delete=models.PROTECT, related_name="renderings"
+    )
     # A render batch holds its artifacts until this moment and renews the hold while it works (services.
     # artifacts_render_claim); a hold that lapses means the worker died, and agents.render_sweep re-enqueues them.
     render_claimed_until = models.DateTimeField(null=True, db_index=True)

@@ -51,6 +51,7 @@ from PIL import Image
 
 from corpus.protocol import RENDER_LONG_EDGE, THUMBNAIL_LONG_EDGE
 
+from .render_provenance import RendererProvenance, renderer_provenance
 from .watched_process import ProcessRun, run_watched
 
 # "2": PDFium replaced Poppler as the rasteriser (edge anti-aliasing differs on about 1 % of the
@@ -170,6 +171,11 @@ class LibreOfficeRenderer:
     @property
     def scratch_dir(self) -> Path:
         return self._root
+
+    @property
+    def provenance(self) -> RendererProvenance:
+        """What this renderer's renderings are made with: asked once per process and soffice binary."""
+        return renderer_provenance(self.soffice)
 
     # -- public verbs --------------------------------------------------------------------
 

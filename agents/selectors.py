@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 from django.db.models import CharField, Count, F, Func, Max, Q, QuerySet, Subquery, Value
@@ -9,8 +11,8 @@ from django.db.models.functions import Cast, Coalesce, Concat
 
 from core.errors import Invalid
 
-from .configurations import ConfigurationSpec, attributes_text, configuration_pairs
-from .models import Artifact, Configuration
+from .configurations import PROVENANCE_FIELDS, ConfigurationSpec, attributes_text, configuration_pairs
+from .models import Artifact, Configuration, RenderEnvironment
 from .pptx_audit import AUDIT_COUNTS, AUDIT_RATIOS, SUMMARY_KEYS
 from .runlog import ECONOMICS_METRICS, TokenPrices, economics_summary
 
@@ -26,6 +28,14 @@ ARTIFACT_AUDIT_COLUMNS = [
     "capped",
 ]
 EXTRA_AUDIT_COLUMNS = [*(c for c in AUDIT_COUNTS if c not in CONTRACT_COUNTS), "cap", "render_ok", "gate_detail"]
+# What made each rendering (agents.models.RenderEnvironment); blank where none is recorded.
+RENDERER_COLUMNS = {
+    "libreoffice_version": "render_environment__libreoffice_version",
+    "rasteriser_version": "render_environment__rasteriser_version",
+    "fonts_sha256": "render_environment__fonts_sha256",
+}
+# The configurations table's provenance: the prompt by its hash (its text is in the study export and the release).
+PROVENANCE_COLUMNS = tuple(name for name in PROVENANCE_FIELDS if name != "prompt")
 COUNT_COLUMNS = (*AUDIT_COUNTS, "cap")
 
 
@@ -80,7 +90,7 @@ def configuration_pairs_frame(*, slugs: list[str] | None = None) -> pd.DataFrame
 def artifact_list(
     *, configuration: str | None = None, gate_reason: str | None = None, task_id: str | None = None
 ) -> QuerySet[Artifact]:
-    artifacts = Artifact.objects.select_related("configuration", "figure")
+    artifacts = Artifact.objects.select_related("configuration", "figure", "render_environment")
     if configuration:
         artifacts = artifacts.filter(configuration__slug=configuration)
     if gate_reason == "passed":
@@ -115,17 +125,100 @@ def gate_reason_counts() -> dict[str, int]:
 
 
 def artifact_audit_frame(*, configuration: str | None = None) -> pd.DataFrame:
-    """The `artifact-audit` table: one row per artifact, contract columns first."""
-    fields = {"task_id": "figure__task_id", "configuration": "configuration__slug"}
+    """The `artifact-audit` table: one row per artifact, contract columns first, then the other audit results and what
+    made each rendering; a note warns when the renderings mix LibreOffice versions."""
+    fields = {"task_id": "figure__task_id", "configuration": "configuration__slug", **RENDERER_COLUMNS}
     names = [c for c in ARTIFACT_AUDIT_COLUMNS + EXTRA_AUDIT_COLUMNS if c not in fields]
-    rows = artifact_list(configuration=configuration).values_list(*fields.values(), *names)
-    frame = pd.DataFrame(list(rows), columns=list(fields) + names)[ARTIFACT_AUDIT_COLUMNS + EXTRA_AUDIT_COLUMNS]
+    artifacts = artifact_list(configuration=configuration)
+    rows = artifacts.values_list(*fields.values(), *names)
+    columns = ARTIFACT_AUDIT_COLUMNS + EXTRA_AUDIT_COLUMNS + list(RENDERER_COLUMNS)
+    frame = pd.DataFrame(list(rows), columns=list(fields) + names)[columns]
+    frame[list(RENDERER_COLUMNS)] = frame[list(RENDERER_COLUMNS)].fillna("")
     # Counts stay integers even where an artifact never reached the audit (a missing file).
     for column in COUNT_COLUMNS:
         frame[column] = frame[column].astype("Int64")
     for column in ("gate_passed", "capped", "render_ok"):
         frame[column] = frame[column].astype("boolean")
+    frame.attrs["notes"] = renderer_mix_notes(artifacts=artifacts)
     return frame
+
+
+def renderer_summary(*, configuration: str | None = None) -> list[dict]:
+    """The renderers that made the current renderings (of one configuration's artifacts), with how many each made;
+    None for renderings without a recorded renderer."""
+    rows = (
+        artifact_list(configuration=configuration)
+        .filter(render_ok=True)
+        .order_by()
+        .values(*RENDERER_COLUMNS.values())
+        .annotate(renderings=Count("pk"))
+    )
+    return [
+        {name: row[path] for name, path in RENDERER_COLUMNS.items()} | {"renderings": row["renderings"]} for row in rows
+    ]
+
+
+def render_environments(*, artifact_ids) -> list[dict]:
+    """Every renderer that made a current rendering of these artifacts, in full (font families and packages too),
+    with how many of them it rendered."""
+    counts = dict(
+        Artifact.objects.filter(pk__in=list(artifact_ids), render_ok=True, render_environment__isnull=False)
+        .order_by()
+        .values_list("render_environment")
+        .annotate(n=Count("pk"))
+    )
+    environments = RenderEnvironment.objects.filter(pk__in=counts).order_by("pk")
+    return [
+        {
+            "libreoffice_version": e.libreoffice_version,
+            "rasteriser_version": e.rasteriser_version,
+            "fonts_sha256": e.fonts_sha256,
+            "font_families": e.font_families,
+            "font_packages": e.font_packages,
+            "renderings": counts[e.pk],
+        }
+        for e in environments
+    ]
+
+
+def renderer_mix_notes(*, artifacts: QuerySet[Artifact] | None = None, render_sha256_in: Sequence = ()) -> list[str]:
+    """A warning when the renderings of `artifacts` (all by default), or those whose hash is in any of
+    `render_sha256_in` (querysets of hashes, e.g. what votes recorded as shown), come from more than one LibreOffice
+    version or font set (PPTBench: results rendered with another LibreOffice version are not comparable). Counts
+    distinct renderings; a rendering no longer any artifact's current one is not counted."""
+    rendered = (artifacts if artifacts is not None else Artifact.objects.all()).filter(render_ok=True)
+    if render_sha256_in:
+        shown = Q()
+        for hashes in render_sha256_in:
+            shown |= Q(render_sha256__in=hashes)
+        rendered = rendered.filter(shown)
+    rows = (
+        rendered.order_by()
+        .values_list("render_environment__libreoffice_version", "render_environment__fonts_sha256")
+        .annotate(n=Count("render_sha256", distinct=True))
+    )
+    versions: dict[str, int] = {}
+    fonts, unrecorded = set(), 0
+    for version, font_set, n in rows:
+        if version is None:
+            unrecorded += n
+            continue
+        key = version or "LibreOffice (version unreadable)"
+        versions[key] = versions.get(key, 0) + n
+        fonts.add(font_set)
+    notes = []
+    if len(versions) > 1:
+        mix = ", ".join(f"{version} ({n})" for version, n in sorted(versions.items()))
+        notes.append(
+            f"renderings from {len(versions)} LibreOffice versions are mixed (renderings per version: {mix}): "
+            "renderings of different versions are not comparable; render again with one version (audit_artifacts "
+            "--force) to compare like with like"
+        )
+    if len(fonts) > 1:
+        notes.append(f"renderings from {len(fonts)} different font sets are mixed: text may be laid out differently")
+    if versions and unrecorded:
+        notes.append(f"{unrecorded} renderings have no recorded renderer, so a mix of versions cannot be ruled out")
+    return notes
 
 
 def token_prices(*, price_input=None, price_output=None) -> TokenPrices | None:
@@ -158,8 +251,12 @@ def economics_frame(*, price_input=None, price_output=None) -> pd.DataFrame:
 
 
 def configurations_table() -> pd.DataFrame:
+    """The configurations with their provenance (the prompt by its SHA-256; blank where none was declared)."""
     frame = configuration_frame().drop(columns=["position"])
-    return frame.rename(columns={"slug": "configuration"})
+    provenance = pd.DataFrame(
+        list(configuration_list().values_list("slug", *PROVENANCE_COLUMNS)), columns=["slug", *PROVENANCE_COLUMNS]
+    )
+    return frame.merge(provenance, on="slug", how="left").rename(columns={"slug": "configuration"})
 
 
 # Stored summaries are JSON objects, and PostgreSQL's jsonb does not keep key order, so readers order by the audit's.

@@ -6,7 +6,6 @@ import contextlib
 import hashlib
 import json
 import logging
-import shutil
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -23,13 +22,20 @@ from django.utils import timezone
 
 from core.errors import Conflict, Invalid
 from core.imports import ImportReport, Progress
-from core.storage import save_content_addressed
+from core.storage import local_copy, save_content_addressed
 from corpus import selectors as corpus_selectors
 from corpus.image_facts import file_sha256
 
 from . import phantoms, pptx_audit, render
-from .configurations import ConfigurationSpec, effort_rank, parse_configurations
-from .models import RENDER_REASONS, Artifact, Configuration, GateReason
+from .configurations import (
+    PROVENANCE_FIELDS,
+    ConfigurationSpec,
+    effort_rank,
+    parse_configurations,
+    provenance_merge,
+)
+from .models import RENDER_REASONS, Artifact, Configuration, GateReason, RenderEnvironment
+from .provenance import render_environment_record
 from .runlog import parse_run_log
 
 ARTIFACT_BATCH = 500  # rows per INSERT: what an import holds in memory before writing
@@ -62,13 +68,20 @@ def configurations_declare(*, specs: Sequence[ConfigurationSpec]) -> list[Config
                     raise ConfigurationConflict(
                         f"configuration {spec.slug}: declared as {identity}, stored as {stored}; a slug names one configuration for good"
                     )
-                if (existing.label, existing.position, existing.effort_rank) != (
+                stored_provenance = {name: getattr(existing, name) for name in PROVENANCE_FIELDS}
+                provenance, clashes = provenance_merge(stored=stored_provenance, declared=spec.provenance())
+                if clashes:
+                    raise ConfigurationConflict(f"configuration {spec.slug}: " + "; ".join(clashes))
+                if (existing.label, existing.position, existing.effort_rank, stored_provenance) != (
                     spec.label,
                     position,
                     spec.effort_rank,
+                    provenance,
                 ):
                     existing.label, existing.position, existing.effort_rank = spec.label, position, spec.effort_rank
-                    existing.save(update_fields=["label", "position", "effort_rank"])
+                    for name, value in provenance.items():
+                        setattr(existing, name, value)
+                    existing.save(update_fields=["label", "position", "effort_rank", *PROVENANCE_FIELDS])
                 configurations.append(existing)
             else:
                 fields = {**spec.__dict__, "attributes": dict(spec.attributes)}
@@ -76,9 +89,11 @@ def configurations_declare(*, specs: Sequence[ConfigurationSpec]) -> list[Config
     return configurations
 
 
-def configuration_ensure_external(*, slug: str, model: str, reasoning_effort: str, suite: str) -> Configuration:
+def configuration_ensure_external(
+    *, slug: str, model: str, reasoning_effort: str, suite: str, label: str | None = None
+) -> Configuration:
     """A configuration of another benchmark's published results (e.g. PPTBench's `<model>__<effort>` candidates), made
-    on first sight and listed after the ones already in that suite."""
+    on first sight and listed after the ones already in that suite. The label defaults to the slug."""
     configuration = Configuration.objects.filter(slug=slug).first()
     if configuration is None:
         position = Configuration.objects.filter(suite=suite).count()
@@ -89,7 +104,7 @@ def configuration_ensure_external(*, slug: str, model: str, reasoning_effort: st
             workflow=suite,
             reasoning_effort=reasoning_effort,
             effort_rank=effort_rank(reasoning_effort),
-            label=slug,
+            label=label or slug,
             suite=suite,
             position=position,
         )
@@ -376,21 +391,6 @@ def _artifacts_write(pending: list[Artifact]) -> int:
     return written
 
 
-@contextlib.contextmanager
-def _local_path(name: str, suffix: str) -> Iterator[Path]:
-    """A filesystem path for a stored file (a temporary copy when the storage is remote)."""
-    try:
-        yield Path(default_storage.path(name))
-        return
-    except NotImplementedError:
-        pass
-    with tempfile.TemporaryDirectory() as tmp:
-        local = Path(tmp) / f"file{suffix}"
-        with default_storage.open(name, "rb") as src, open(local, "wb") as dst:
-            shutil.copyfileobj(src, dst)
-        yield local
-
-
 AUDIT_FIELDS = pptx_audit.AUDIT_STORED
 
 
@@ -421,7 +421,7 @@ def _audit_due(artifact: Artifact, force: bool) -> bool:
 
 def _audit_run(artifact: Artifact) -> tuple[dict, str, str]:
     """The audit's stored values, gate reason and detail, from the deck itself."""
-    with _local_path(artifact.pptx.name, ".pptx") as path:
+    with local_copy(artifact.pptx.name, ".pptx") as path:
         audit = pptx_audit.audit_pptx(path)
     values = {name: getattr(audit, name) for name in AUDIT_FIELDS}
     values.update(audit_passed=audit.gate_passed, audit_summary=audit.summary())
@@ -504,21 +504,22 @@ def artifacts_render(
     renderer = renderer or renderer_create()
     try:
         with tempfile.TemporaryDirectory(prefix="refig-render-") as tmp, contextlib.ExitStack() as stack:
-            paths = [stack.enter_context(_local_path(a.pptx.name, ".pptx")) for a in pending]
+            paths = [stack.enter_context(local_copy(a.pptx.name, ".pptx")) for a in pending]
             out_dirs = [Path(tmp) / str(i) for i in range(len(pending))]
             for out_dir in out_dirs:
                 out_dir.mkdir()
             results = renderer.render_many(paths, out_dirs=out_dirs)
+            environment = render_environment_record(provenance=renderer.provenance)
             for artifact, result in zip(pending, results):
-                _store_rendering(artifact, result)
+                _store_rendering(artifact, result, environment)
     finally:
         if owned:
             renderer.close()
     return len(pending)
 
 
-def _store_rendering(artifact: Artifact, result: render.Rendering) -> None:
-    artifact.render_version = render.RENDER_VERSION
+def _store_rendering(artifact: Artifact, result: render.Rendering, environment: RenderEnvironment) -> None:
+    artifact.render_version, artifact.render_environment = render.RENDER_VERSION, environment
     artifact.render_ok = result.ok
     artifact.rendered_at = timezone.now()
     if result.ok:
@@ -557,6 +558,7 @@ def artifact_rendering_attach(*, artifact: Artifact, png: bytes, thumbnail: byte
     artifact.render_version = render.RENDER_VERSION
     artifact.render_ok = True
     artifact.rendered_at = timezone.now()
+    artifact.render_environment = None  # made elsewhere, by a renderer this installation did not record
     _store_render_files(artifact, png=png, thumbnail=thumbnail, width=width, height=height)
     _apply_gate(artifact)
     _artifact_save(artifact)

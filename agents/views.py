@@ -51,6 +51,10 @@ class ArtifactListView(RoleRequiredMixin, TemplateView):
             artifacts=page.object_list,
             gate=reason,
             reasons=selectors.gate_reason_counts(),
+            renderers=selectors.renderer_summary(configuration=configuration.slug),
+            renderer_notes=selectors.renderer_mix_notes(
+                artifacts=selectors.artifact_list(configuration=configuration.slug)
+            ),
         )
         return context
 

@@ -24,6 +24,7 @@ from django.core.files.storage import default_storage
 from django.utils.text import slugify
 
 from agents import selectors as agent_selectors
+from agents.configurations import PROVENANCE_FIELDS
 from annotation import selectors as annotation_selectors
 from core.errors import AppError
 from core.pseudonyms import pseudonymise_frame
@@ -50,6 +51,7 @@ class Release:
     counts: dict[str, int] = field(default_factory=dict)
     withheld_by_licence: dict[str, int] = field(default_factory=dict)
     tables_skipped: dict[str, str] = field(default_factory=dict)
+    renderer_notes: list[str] = field(default_factory=list)  # a mix of LibreOffice versions among the renderings
 
 
 def release_build(
@@ -94,12 +96,6 @@ def release_zip(release_path: Path) -> Path:
     """<folder>.zip beside the folder (the folder's own files, SHA256SUMS included, under its name)."""
     archive = shutil.make_archive(str(release_path), "zip", root_dir=release_path.parent, base_dir=release_path.name)
     return Path(archive)
-
-
-def release_latest(*, out_dir: Path, study: str) -> Path | None:
-    """The newest numbered release folder of `study` under out_dir, if any."""
-    numbered = _release_numbers(out_dir, slugify(study) or "study")
-    return out_dir / f"{slugify(study) or 'study'}-release-{max(numbered)}" if numbered else None
 
 
 def _release_numbers(out_dir: Path, stem: str) -> list[int]:
@@ -168,6 +164,7 @@ def _configurations_write(release: Release, study) -> list:
             "attributes": c.attributes,
             "suite": c.suite,
             "position": c.position,
+            **{name: getattr(c, name) for name in PROVENANCE_FIELDS},
         }
         for c in configurations
     ]
@@ -197,7 +194,11 @@ def _artifacts_write(release: Release, study, configurations, withheld_ids: set[
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
             ids.append(artifact.pk)
     (release.path / "renderings").mkdir(exist_ok=True)
-    release.counts.update(artifacts=len(ids), renderings=renderings)
+    released = agent_selectors.artifact_list().filter(pk__in=ids)
+    made = released.filter(render_ok=True).count()
+    release.counts.update(artifacts=len(ids), renderings=renderings, renderings_made=made)
+    _json_write(release.path / "renderers.json", {"renderers": agent_selectors.render_environments(artifact_ids=ids)})
+    release.renderer_notes = agent_selectors.renderer_mix_notes(artifacts=released)
     return ids
 
 
@@ -299,6 +300,17 @@ def _datasheet(release: Release, study, licence: str, include_licences) -> str:
         else ""
     )
     included = f" Also included on request: {', '.join(include_licences)}." if include_licences else ""
+    renderers = json.loads((release.path / "renderers.json").read_text(encoding="utf-8"))["renderers"]
+    renderer_rows = (
+        "".join(
+            f"| {r['libreoffice_version'] or 'unreadable'} | {r['rasteriser_version']} | `{r['fonts_sha256'][:12]}` "
+            f"| {r['renderings']} |\n"
+            for r in renderers
+        )
+        or "| – | – | – | 0 |\n"
+    )
+    unrecorded = c["renderings_made"] - sum(r["renderings"] for r in renderers)
+    renderer_warnings = "".join(f"- **{note}**\n" for note in release.renderer_notes)
     return f"""# {study.name} — release `{release.path.name}`
 
 A public release of the {study.kind} study **{study.name}** run with refig-study: source scientific overview figures,
@@ -333,9 +345,19 @@ swapped repeats measure their quality. Judge models scored the same artifacts wi
 `figures.jsonl` (provenance of every figure and its licence verdict), `images/` (redistributable figures only),
 `withheld.jsonl` and `fetch_withheld.py` (run `python fetch_withheld.py` to download the withheld figures' sources from
 their recorded URLs yourself), `configurations.json`, `artifacts.jsonl` (gate and object audit, hashes),
-`renderings/<configuration>/<task_id>.png`, `judge_records.jsonl` (raw replies, prompt hashes), `comparisons.csv`
+`renderings/<configuration>/<task_id>.png`, `renderers.json` (what made the renderings: LibreOffice, the PDF
+rasteriser, the fonts), `judge_records.jsonl` (raw replies, prompt hashes), `comparisons.csv`
 (battle rows), `tables/*.csv`, `SHA256SUMS` (`sha256sum -c SHA256SUMS`).
 
+## Renderers
+
+Slides were rendered with LibreOffice (PPTX to PDF) and rasterised to PNG; renderings made with different LibreOffice
+versions or fonts are not comparable. Renderers of the artifacts' current renderings ({unrecorded} without a record):
+
+| LibreOffice | PDF rasteriser | fonts (SHA-256) | renderings |
+|---|---|---|---:|
+{renderer_rows}
+{renderer_warnings}
 ## Licences
 
 This release's metadata, annotations, tables and judge records: **{licence}**. Each figure keeps its own licence.

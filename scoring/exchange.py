@@ -1,5 +1,7 @@
 """The scoring part of a whole-study export (core.study_exchange): judge.jsonl, every stored judge score in the judge
-record shape (DESIGN contract 3). Failed calls of the built-in judge are not records of that contract and stay out."""
+record shape (DESIGN contract 3) with its provenance, the raw reply and the prompt hash (scoring.services.
+JUDGE_RECORD_PROVENANCE), so an exported score can be recomputed and an import keeps them. Failed calls of the built-in
+judge are not records of that contract and stay out."""
 
 from __future__ import annotations
 
@@ -36,6 +38,8 @@ def judge_records_export(*, study: str, out_dir: Path) -> list[str]:
                 "minor_errors": r.minor_errors,
                 "editability_assessment": r.editability_assessment,
                 "reason": r.reason,
+                "raw_reply": r.raw_reply,
+                "prompt_hash": r.prompt_hash,
             }
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
             count += 1
