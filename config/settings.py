@@ -12,6 +12,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from core.storage_config import media_storage_from_env
 from corpus import protocol
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -181,8 +182,9 @@ MEDIA_URL = "/media/"
 # With DEBUG off, runserver (`make run`) serves no static files itself: whitenoise finds them in the apps and
 # templates/static directly in embedded mode; production serves the collected, hashed copies.
 WHITENOISE_USE_FINDERS = not PRODUCTION
+# Media: the local filesystem, or an S3-compatible object store (REFIG_MEDIA_STORAGE=s3; core/storage_config.py).
 STORAGES = {
-    "default": {"BACKEND": "core.storage.AtomicFileSystemStorage"},
+    "default": media_storage_from_env(os.environ),
     "staticfiles": {
         "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
         if PRODUCTION

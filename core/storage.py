@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import secrets
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
 from django.core.files.base import File
 from django.core.files.storage import FileSystemStorage, default_storage
@@ -39,3 +44,22 @@ def save_content_addressed(name: str, content: File) -> None:
     saved = default_storage.save(name, content)
     if saved != name:
         default_storage.delete(saved)
+
+
+@contextlib.contextmanager
+def local_copy(name: str, suffix: str = "") -> Iterator[Path]:
+    """A filesystem path holding a stored file's bytes, for tools that read files, not streams (LibreOffice,
+    python-pptx's audit): the file itself on the filesystem storage, a temporary copy (removed on exit) from an object
+    store. `suffix` names the copy's type (".pptx"), which LibreOffice goes by."""
+    try:
+        path = default_storage.path(name)
+    except NotImplementedError:  # a remote storage has no local path
+        path = None
+    if path is not None:
+        yield Path(path)
+        return
+    with tempfile.TemporaryDirectory(prefix="refig-copy-") as tmp:
+        local = Path(tmp) / f"file{suffix}"
+        with default_storage.open(name, "rb") as src, open(local, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+        yield local
