@@ -12,20 +12,28 @@ its own (the SDK's retries are off) so that every attempt is recorded:
 
 A failed judgement is never a zero score: ``ok=False`` and ``reply=None``, with the last raw reply and
 error kept. The API key is read from the environment at call time and never stored.
+
+With a ``pacer`` (``scoring.judge_pacing.Pacer``: a run's shared concurrency window and budgets), every attempt waits
+for its turn and reports how it went; a 429 is then load to wait out, not a failure: it does not use up one of
+``max_attempts`` (up to ``MAX_RATE_LIMITED_RETRIES``), and its ``Retry-After`` is waited on by the pacer, for every
+thread at once.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import email.utils
 import hashlib
 import os
 import random
+import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
+from typing import Protocol as TypingProtocol
 
 import openai
 
@@ -38,6 +46,7 @@ AttemptStatus = Literal[
 IMAGE_MIMES = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
 IMAGE_DETAIL = "high"  # figures carry small labels; low detail would hide them
 _ERROR_BODY_LIMIT = 500
+MAX_RATE_LIMITED_RETRIES = 50  # a paced judgement gives up after this many 429s (an API that never lets it through)
 
 
 @dataclass(frozen=True)
@@ -108,6 +117,12 @@ class JudgeOutcome:
     prompt_hash: str
 
 
+class AttemptPacer(TypingProtocol):
+    def before_attempt(self) -> None: ...
+
+    def after_attempt(self, status: str, *, started: float, retry_after: float | None, tokens: int) -> None: ...
+
+
 class _AttemptFailed(Exception):
     def __init__(self, status: AttemptStatus, error: str, *, retry_after: float | None = None):
         super().__init__(error)
@@ -160,25 +175,21 @@ class JudgeClient:
         *,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
+        pacer: AttemptPacer | None = None,
     ):
         self.settings = settings
         self.rubric = rubric
         self._sleep = sleep
         self._rng = rng or random.Random()
+        self._pacer = pacer
+        self._shared: openai.OpenAI | None = None  # a paced run's one connection pool (keep-alive) for every thread
+        self._shared_lock = threading.Lock()
 
     # --- public -----------------------------------------------------------------------------------
 
     def judge(self, inputs: JudgeInputs) -> JudgeOutcome:
         """Judge one artifact; never raises for API or reply failures (see the module docstring)."""
-        if inputs.source_mime not in IMAGE_MIMES:
-            raise ValueError(f"unsupported source_mime {inputs.source_mime!r}")
-        digest = prompt_hash(
-            self.rubric,
-            source_sha256=hashlib.sha256(inputs.source_png).hexdigest(),
-            render_sha256=hashlib.sha256(inputs.render_png).hexdigest(),
-            object_summary=inputs.object_summary,
-            model=self.settings.model,
-        )
+        digest = self.prompt_digest(inputs)
         attempts: list[Attempt] = []
         tokens_in = tokens_out = tokens_total = 0
         last_raw = ""
@@ -190,18 +201,30 @@ class JudgeClient:
             return self._outcome(None, "", failed.error, attempts, 0, 0, 0, digest)
 
         request = self._request(inputs)
-        with openai.OpenAI(
-            base_url=self.settings.base_url, api_key=api_key, timeout=self.settings.timeout_seconds, max_retries=0
-        ) as client:
-            for number in range(1, self.settings.max_attempts + 1):
+        with self._connection(api_key) as client:
+            failures = waited_out = 0  # attempts that count against max_attempts; 429s a pacer waited out
+            while failures < self.settings.max_attempts:
+                number = failures + waited_out + 1
+                if self._pacer is not None:
+                    self._pacer.before_attempt()
                 started = time.monotonic()
                 try:
                     raw, used_in, used_out, used_total = self._call(client, request)
                 except _AttemptFailed as failed:
                     attempts.append(Attempt(number, failed.status, failed.error, "", time.monotonic() - started))
-                    if failed.status == "client_error" or number == self.settings.max_attempts:
+                    if self._pacer is not None:
+                        self._pacer.after_attempt(
+                            failed.status, started=started, retry_after=failed.retry_after, tokens=0
+                        )
+                        if failed.status == "rate_limited" and waited_out < MAX_RATE_LIMITED_RETRIES:
+                            waited_out += 1
+                            if failed.retry_after is None:  # else the pacer holds every thread until it has passed
+                                self._sleep(self._backoff(min(waited_out, 8), None))
+                            continue
+                    failures += 1
+                    if failed.status == "client_error" or failures == self.settings.max_attempts:
                         break
-                    self._sleep(self._backoff(number, failed.retry_after))
+                    self._sleep(self._backoff(failures, failed.retry_after))
                     continue
                 tokens_in, tokens_out, tokens_total = (
                     tokens_in + used_in,
@@ -210,11 +233,18 @@ class JudgeClient:
                 )
                 last_raw = raw
                 try:
-                    reply = validate_reply(raw, self.rubric)
+                    # A protocol with its own reply shape (scoring.pptbench_judge) brings its own check.
+                    own = getattr(self.rubric, "validate_reply", None)
+                    reply = own(raw) if own else validate_reply(raw, self.rubric)
                 except JudgeReplyError as exc:
                     attempts.append(Attempt(number, "invalid_reply", str(exc), raw, time.monotonic() - started))
+                    if self._pacer is not None:
+                        self._pacer.after_attempt("invalid_reply", started=started, retry_after=None, tokens=used_total)
+                    failures += 1
                     continue  # a malformed reply is not load: ask again at once
                 attempts.append(Attempt(number, "ok", "", raw, time.monotonic() - started))
+                if self._pacer is not None:
+                    self._pacer.after_attempt("ok", started=started, retry_after=None, tokens=used_total)
                 return self._outcome(reply, raw, "", attempts, tokens_in, tokens_out, tokens_total, digest)
 
         return self._outcome(None, last_raw, attempts[-1].error, attempts, tokens_in, tokens_out, tokens_total, digest)
@@ -224,7 +254,73 @@ class JudgeClient:
         with ThreadPoolExecutor(max_workers=self.settings.concurrency) as pool:
             return list(pool.map(self.judge, inputs))
 
+    def prompt_digest(self, inputs: JudgeInputs) -> str:
+        """The fingerprint of the exact prompt (``rubric.prompt_hash``) an outcome records."""
+        if inputs.source_mime not in IMAGE_MIMES:
+            raise ValueError(f"unsupported source_mime {inputs.source_mime!r}")
+        return prompt_hash(
+            self.rubric,
+            source_sha256=hashlib.sha256(inputs.source_png).hexdigest(),
+            render_sha256=hashlib.sha256(inputs.render_png).hexdigest(),
+            object_summary=inputs.object_summary,
+            model=self.settings.model,
+        )
+
+    def request_body(self, inputs: JudgeInputs) -> dict:
+        """The HTTP body ``judge`` sends for these inputs, as a Batch API line carries it."""
+        request = self._request(inputs)
+        request.update(request.pop("extra_body", {}))  # the SDK sends extra_body's keys at the top level
+        return request
+
+    def outcome_from_body(self, body: dict, *, digest: str, price_factor: float = 1.0) -> JudgeOutcome:
+        """The outcome of a reply body read elsewhere (a Batch API output line), priced at ``price_factor`` times the
+        synchronous price."""
+        if self.settings.protocol == "responses":
+            text = "".join(
+                part.get("text", "")
+                for item in body.get("output") or []
+                if item.get("type") == "message"
+                for part in item.get("content") or []
+                if part.get("type") == "output_text"
+            )
+            usage = body.get("usage") or {}
+            used_in, used_out = usage.get("input_tokens") or 0, usage.get("output_tokens") or 0
+        else:
+            choices = body.get("choices") or []
+            text = ((choices[0].get("message") or {}).get("content") or "") if choices else ""
+            usage = body.get("usage") or {}
+            used_in, used_out = usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0
+        used_total = usage.get("total_tokens") or used_in + used_out
+        try:
+            reply, status, error = validate_reply(text, self.rubric), "ok", ""
+        except JudgeReplyError as exc:
+            reply, status, error = None, "invalid_reply", str(exc)
+        outcome = self._outcome(
+            reply, text, error, [Attempt(1, status, error, text, 0.0)], used_in, used_out, used_total, digest
+        )
+        if outcome.usage.cost_usd is None or price_factor == 1.0:
+            return outcome
+        usage = Usage(used_in, used_out, used_total, outcome.usage.cost_usd * price_factor)
+        return JudgeOutcome(outcome.ok, reply, text, error, outcome.attempts, usage, digest)
+
+    def close(self) -> None:
+        if self._shared is not None:
+            self._shared.close()
+            self._shared = None
+
     # --- internals --------------------------------------------------------------------------------
+
+    def _new_connection(self, api_key: str) -> openai.OpenAI:
+        s = self.settings
+        return openai.OpenAI(base_url=s.base_url, api_key=api_key, timeout=s.timeout_seconds, max_retries=0)
+
+    def _connection(self, api_key: str):
+        if self._pacer is None:
+            return self._new_connection(api_key)  # closed by its own with-block
+        with self._shared_lock:
+            if self._shared is None or self._shared.api_key != api_key:
+                self._shared = self._new_connection(api_key)
+            return contextlib.nullcontext(self._shared)
 
     def _api_key(self) -> str:
         if not self.settings.api_key_env:
@@ -347,5 +443,5 @@ class JudgeClient:
         )
 
 
-def make_client(settings: JudgeSettings, rubric: Rubric) -> JudgeClient:
-    return JudgeClient(settings, rubric)
+def make_client(settings: JudgeSettings, rubric: Rubric, *, pacer: AttemptPacer | None = None) -> JudgeClient:
+    return JudgeClient(settings, rubric, pacer=pacer)

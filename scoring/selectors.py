@@ -12,8 +12,9 @@ from core.cache import cached_analysis, cached_by_state
 from core.errors import Invalid
 from corpus.protocol import PAPER_JUDGE_RUN, RUBRIC_AXES
 
-from . import effort, pptbench, stability, stats
+from . import effort, pptbench, stability, stats, stats_rubric
 from .models import JudgeRecord, JudgeRun, PptbenchScore
+from .pptbench_judge_selectors import pptbench_source
 from .stats_audit import run_label
 
 SCORE_COLUMNS = [
@@ -154,6 +155,7 @@ SCORE_ANALYSES = {
     "effort_sweep": lambda scores, _: effort.effort_sweep(scores),
     "domain_scores": lambda scores, _: stats.domain_scores(scores),
     "judge_runs": lambda scores, _: stats.judge_runs(scores),
+    "rubric_means": lambda scores, _: stats_rubric.rubric_means(scores),
     "judge_families": _judge_families,
     "structural_audit": _structural_audit,
 }
@@ -171,6 +173,16 @@ def config_scores_table(*, judge: str | None = None, run: str | None = None) -> 
 
 def paired_effects_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
     return _filter_run(score_analysis(name="paired_effects", judge=judge), run)
+
+
+def rubric_means_table(*, judge: str | None = None, run: str | None = None) -> pd.DataFrame:
+    table = _filter_run(score_analysis(name="rubric_means", judge=judge), run)
+    earlier = list(table.attrs.get("notes", []))
+    table = table.copy()  # the cached frame keeps its own notes
+    notes = "each rubric axis's mean over tasks per configuration with its 95% bootstrap CI (seed 7, 5,000 resamples "
+    notes += "over tasks); gate failures count with every subscore 0, tasks without a judge record are left out"
+    table.attrs = {**table.attrs, "notes": [notes, *earlier]}
+    return table
 
 
 WORKFLOW_ECONOMICS_COLUMNS = [
@@ -265,8 +277,11 @@ def final_scores_table(*, judge: str | None = None, run: str | None = None) -> p
     return frame.drop(columns=["artifact_id"])
 
 
-def pptbench_frame() -> pd.DataFrame:
-    rows = PptbenchScore.objects.values_list(
+def pptbench_frame(*, source: str | None = None) -> pd.DataFrame:
+    """scores.csv-shaped rows of one source: PPTBench's published rows as imported (the default, "published"), or a
+    PPTBench judge run of this app ("<judge>/<run>"); frame.attrs["notes"] says which."""
+    where, note = pptbench_source(source)
+    rows = PptbenchScore.objects.filter(**where).values_list(
         "task_id",
         "configuration__slug",
         "majority_gate",
@@ -278,7 +293,7 @@ def pptbench_frame() -> pd.DataFrame:
         "issue_count",
         "single_round_issue_count",
     )
-    return pd.DataFrame(
+    frame = pd.DataFrame(
         list(rows),
         columns=[
             "task_id",
@@ -293,29 +308,30 @@ def pptbench_frame() -> pd.DataFrame:
             "single_round_issue_count",
         ],
     )
+    frame.attrs["notes"] = [note]
+    return frame
 
 
-def pptbench_leaderboard_table() -> pd.DataFrame:
-    frame = pptbench_frame()
-    if frame.empty:
-        return pd.DataFrame([], columns=pptbench.LEADERBOARD_COLUMNS)
-    return pptbench.leaderboard(frame)
+def _pptbench_table(source: str | None, compute, columns: list[str]) -> pd.DataFrame:
+    """A PPTBench table over one source's rows (pptbench_frame), noting which."""
+    frame = pptbench_frame(source=source)
+    table = pd.DataFrame([], columns=columns) if frame.empty else compute(frame)
+    table.attrs["notes"] = frame.attrs["notes"]
+    return table
 
 
-def pptbench_gate_repeatability_table() -> pd.DataFrame:
+def pptbench_leaderboard_table(*, source: str | None = None) -> pd.DataFrame:
+    return _pptbench_table(source, pptbench.leaderboard, pptbench.LEADERBOARD_COLUMNS)
+
+
+def pptbench_gate_repeatability_table(*, source: str | None = None) -> pd.DataFrame:
     """Gate repeatability over PPTBench's three judge rounds (REFERENCE 8), from the imported scores.csv rows."""
-    frame = pptbench_frame()
-    if frame.empty:
-        return pd.DataFrame([], columns=pptbench.GATE_REPEATABILITY_COLUMNS)
-    return pptbench.gate_repeatability(frame)
+    return _pptbench_table(source, pptbench.gate_repeatability, pptbench.GATE_REPEATABILITY_COLUMNS)
 
 
-def pptbench_gate_policies_table() -> pd.DataFrame:
+def pptbench_gate_policies_table(*, source: str | None = None) -> pd.DataFrame:
     """Passing tasks and mean score per candidate under each gate policy (at least one / majority / unanimous)."""
-    frame = pptbench_frame()
-    if frame.empty:
-        return pd.DataFrame([], columns=pptbench.GATE_POLICY_COLUMNS)
-    return pptbench.gate_policies(frame)
+    return _pptbench_table(source, pptbench.gate_policies, pptbench.GATE_POLICY_COLUMNS)
 
 
 # --- ranking stability (issue 16) -----------------------------------------------------------------

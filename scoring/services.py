@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import timedelta
 from pathlib import Path
@@ -38,6 +39,9 @@ JUDGE_RECORD_FIELDS: tuple[str, ...] = (
     "editability_assessment",
     "reason",
 )
+# Optional beside them (the study export and the release carry them): the reply as the judge wrote it, stored as given,
+# and the SHA-256 of the prompt it answered (scoring.rubric.prompt_hash). Without a raw reply, the record's fields are.
+JUDGE_RECORD_PROVENANCE: tuple[str, ...] = ("raw_reply", "prompt_hash")
 IMPORTED_RUBRIC = "imported"
 MAX_RUN = 1000
 MAX_SCORE_MAGNITUDE = 1e9  # PPTBench scores are 0–100 and counts small; anything near this is a broken file
@@ -106,6 +110,7 @@ def judge_record_store(*, artifact, judge_run: JudgeRun, outcome: JudgeOutcome, 
         prompt_hash=outcome.prompt_hash,
         rubric_version=rubric_version,
         source="judged",
+        lease_until=None,
     )
     if outcome.ok:
         values.update(_reply_fields(outcome.reply))
@@ -129,11 +134,10 @@ def judge_inputs_for(artifact) -> JudgeInputs:
 
 def artifacts_to_judge(*, judge_run: JudgeRun, configuration: str | None = None, limit: int | None = None) -> list:
     """Gate-passed artifacts without an ok record in this run (resuming skips completed ones)."""
-    artifacts = (
-        agent_selectors.artifact_list(configuration=configuration)
-        .filter(gate_passed=True)
-        .exclude(judge_records__judge_run=judge_run, judge_records__status=JudgeRecord.Status.OK)
-    )
+    # A subquery: exclude() over the reverse relation with two conditions would also drop artifacts with an ok record
+    # in another run and any record in this one (a failed or interrupted one), which a resume must judge.
+    done = JudgeRecord.objects.filter(judge_run=judge_run, status=JudgeRecord.Status.OK).values("artifact_id")
+    artifacts = agent_selectors.artifact_list(configuration=configuration).filter(gate_passed=True).exclude(pk__in=done)
     return list(artifacts[:limit] if limit else artifacts)
 
 
@@ -144,12 +148,16 @@ JUDGE_SOFT_TIME_LIMIT, JUDGE_TIME_LIMIT = 3600, 3700
 JUDGE_CLAIM_STALE_SECONDS = JUDGE_TIME_LIMIT + 200
 
 
-def judge_record_claim(*, artifact, judge_run: JudgeRun, rubric_version: str) -> JudgeRecord | None:
+def judge_record_claim(
+    *, artifact, judge_run: JudgeRun, rubric_version: str, lease_seconds: float | None = None
+) -> JudgeRecord | None:
     """Claim (artifact, run) before paying for a judge call: the claimed record (status `running`), or None when it is
     done or a live worker holds it. A redelivered task therefore never calls the API a second time. One row per
     (artifact, run) is a unique constraint, so of two workers creating the claim one fails; a failed record, or a
-    running one whose claim is stale, is taken over by a conditional UPDATE, which one worker alone can win."""
+    running one whose claim is stale, is taken over by a conditional UPDATE, which one worker alone can win. With
+    ``lease_seconds`` (the judge command, which renews its leases) the claim lapses when its lease does."""
     now = timezone.now()
+    lease_until = None if lease_seconds is None else now + timedelta(seconds=lease_seconds)
     try:
         with transaction.atomic():
             return JudgeRecord.objects.create(
@@ -157,21 +165,37 @@ def judge_record_claim(*, artifact, judge_run: JudgeRun, rubric_version: str) ->
                 judge_run=judge_run,
                 status=JudgeRecord.Status.RUNNING,
                 claimed_at=now,
+                lease_until=lease_until,
                 rubric_version=rubric_version,
             )
     except IntegrityError:
         pass
     stale = now - timedelta(seconds=JUDGE_CLAIM_STALE_SECONDS)
+    running = Q(status=JudgeRecord.Status.RUNNING)
     taken = (
         JudgeRecord.objects.filter(artifact=artifact, judge_run=judge_run)
         .filter(
             Q(status=JudgeRecord.Status.FAILED)
-            | Q(status=JudgeRecord.Status.RUNNING, claimed_at__lt=stale)
-            | Q(status=JudgeRecord.Status.RUNNING, claimed_at__isnull=True)
+            | running & Q(lease_until__isnull=True) & (Q(claimed_at__lt=stale) | Q(claimed_at__isnull=True))
+            | running & Q(lease_until__lt=now)
         )
-        .update(status=JudgeRecord.Status.RUNNING, claimed_at=now)
+        .update(status=JudgeRecord.Status.RUNNING, claimed_at=now, lease_until=lease_until)
     )
     return JudgeRecord.objects.get(artifact=artifact, judge_run=judge_run) if taken else None
+
+
+def judge_claims_renew(*, record_ids: Sequence[int], lease_seconds: float) -> None:
+    """The judge command's heartbeat: its claims in flight stay its own for another lease."""
+    JudgeRecord.objects.filter(pk__in=list(record_ids), status=JudgeRecord.Status.RUNNING).update(
+        lease_until=timezone.now() + timedelta(seconds=lease_seconds)
+    )
+
+
+def judge_claims_release(*, record_ids: Sequence[int], error: str) -> None:
+    """Claims given up without an outcome (an interrupted run) become failed records, claimable again at once."""
+    JudgeRecord.objects.filter(pk__in=list(record_ids), status=JudgeRecord.Status.RUNNING).update(
+        status=JudgeRecord.Status.FAILED, error=error[:2000], lease_until=None
+    )
 
 
 def judge_artifact(
@@ -194,34 +218,6 @@ def judge_artifact(
         )
         raise
     return judge_record_store(artifact=artifact, judge_run=judge_run, outcome=outcome, rubric_version=rubric_version)
-
-
-def judge_artifacts(
-    *,
-    artifacts: Sequence,
-    judge_run: JudgeRun,
-    settings: JudgeSettings,
-    rubric_version: str,
-    on_done: Callable[[JudgeRecord], None] | None = None,
-) -> tuple[int, int]:
-    """Judge with `settings.concurrency` parallel calls; stops early when the run is paused."""
-    rubric = load_rubric(rubric_version)
-    client = make_client(settings, rubric)
-    ok = failed = 0
-    for start in range(0, len(artifacts), settings.concurrency):
-        judge_run.refresh_from_db(fields=["status"])
-        if judge_run.status == JudgeRun.Status.PAUSED:
-            break
-        batch = artifacts[start : start + settings.concurrency]
-        outcomes = client.judge_many([judge_inputs_for(a) for a in batch])
-        for artifact, outcome in zip(batch, outcomes):
-            record = judge_record_store(
-                artifact=artifact, judge_run=judge_run, outcome=outcome, rubric_version=rubric_version
-            )
-            ok, failed = ok + outcome.ok, failed + (not outcome.ok)
-            if on_done:
-                on_done(record)
-    return ok, failed
 
 
 class _RecordImport:
@@ -259,8 +255,13 @@ class _RecordImport:
 
     def validate(self, record: dict, _line: int):
         for name in record:
-            if name not in JUDGE_RECORD_FIELDS:
+            if name not in JUDGE_RECORD_FIELDS and name not in JUDGE_RECORD_PROVENANCE:
                 raise RowError(name, "unknown field")
+        raw_reply, digest = record.get("raw_reply", ""), record.get("prompt_hash", "")
+        if not isinstance(raw_reply, str):
+            raise RowError("raw_reply", "expected the judge's reply as a string")
+        if not isinstance(digest, str) or not re.fullmatch(r"(?:[0-9a-f]{64})?", digest):
+            raise RowError("prompt_hash", "expected a SHA-256 as 64 lower-case hexadecimal digits")
         for name in JUDGE_RECORD_FIELDS:
             if name not in record:
                 raise RowError(name, "missing field")
@@ -290,7 +291,8 @@ class _RecordImport:
             status=JudgeRecord.Status.OK,
             rubric_version=judge_run.rubric_version,
             source="imported",
-            raw_reply=reply_text,
+            raw_reply=raw_reply or reply_text,
+            prompt_hash=digest,
             **_reply_fields(reply),
         )
         key = (judge_run.pk, artifact_id)
@@ -402,4 +404,4 @@ def pptbench_scores_import(*, path: Path, progress: Progress | None = None) -> I
 
 
 def pptbench_selectors_keys():
-    return PptbenchScore.objects.values_list("configuration__slug", "task_id")
+    return PptbenchScore.objects.filter(judge_run__isnull=True).values_list("configuration__slug", "task_id")

@@ -4,6 +4,7 @@ from core.tables import Table
 from corpus.protocol import STABILITY_ITERATIONS, STABILITY_SAMPLE_SIZES, STABILITY_SEED
 
 JUDGE_RUN = ("judge", "run")
+PPTBENCH_SOURCE = ("source",)  # published scores.csv rows (default) or a PPTBench judge run, "<judge>/<run>"
 PPTBENCH_SCOPE = (
     f"task-resampling bootstrap, {STABILITY_ITERATIONS:,} draws per sample size "
     f"({STABILITY_SAMPLE_SIZES[0]}…{STABILITY_SAMPLE_SIZES[-1]} tasks, with replacement), seed {STABILITY_SEED}"
@@ -30,6 +31,12 @@ TABLES = (
         "paired-effects",
         "scoring.selectors.paired_effects_table",
         title="Workflow effect, specialized − direct (Table 13)",
+        parameters=JUDGE_RUN,
+    ),
+    Table(
+        "rubric-means",
+        "scoring.selectors.rubric_means_table",
+        title="Rubric means per configuration and axis with 95% bootstrap CIs (Tables 2, 12; the rubric-means figure)",
         parameters=JUDGE_RUN,
     ),
     Table(
@@ -78,33 +85,99 @@ TABLES = (
     Table("judge-run-status", "scoring.selectors.judge_run_summary", title="Judge runs: records ok / failed, cost"),
     Table(
         "pptbench-leaderboard",
-        "scoring.selectors.pptbench_leaderboard_table",
+        "scoring.pptbench_selectors.leaderboard_table",
         title="PPTBench leaderboard (recomputed from scores.csv)",
+        parameters=PPTBENCH_SOURCE,
     ),
     Table(
         "gate-repeatability",
-        "scoring.selectors.pptbench_gate_repeatability_table",
+        "scoring.pptbench_selectors.gate_repeatability_table",
         title="PPTBench gate repeatability over three judge rounds: unanimous rate, Fleiss' κ, flipped tasks",
+        parameters=PPTBENCH_SOURCE,
     ),
     Table(
         "gate-policies",
-        "scoring.selectors.pptbench_gate_policies_table",
+        "scoring.pptbench_selectors.gate_policies_table",
         title="PPTBench passing tasks and mean score (non-passing = 0) under each gate policy",
+        parameters=PPTBENCH_SOURCE,
     ),
     Table(
         "pptbench-stability",
-        "scoring.selectors.pptbench_stability_table",
+        "scoring.pptbench_selectors.stability_table",
         title=f"PPTBench ranking stability per sample size: Kendall τ to the full order, top-k sets ({PPTBENCH_SCOPE})",
     ),
     Table(
         "pptbench-stability-models",
-        "scoring.selectors.pptbench_stability_models_table",
+        "scoring.pptbench_selectors.stability_models_table",
         title=f"PPTBench per-model 95 % intervals and P(top 3) per sample size ({PPTBENCH_SCOPE})",
     ),
     Table(
         "pptbench-stability-pairs",
-        "scoring.selectors.pptbench_stability_pairs_table",
+        "scoring.pptbench_selectors.stability_pairs_table",
         title=f"PPTBench adjacent pairs: difference interval and rank-flip probability ({PPTBENCH_SCOPE})",
+    ),
+    # Issue 29: PPTBench's own analyses (scoring.pptbench_tables), each attributed to PPTBench (CC BY 4.0).
+    Table(
+        "pptbench-issue-penalties",
+        "scoring.pptbench_selectors.issue_penalties_table",
+        title="PPTBench largest aggregate detail penalties by issue type (paper Table 7)",
+    ),
+    Table(
+        "pptbench-high-vs-highest",
+        "scoring.pptbench_selectors.high_vs_highest_table",
+        title="PPTBench high versus highest effort on the tasks both pass: N, Δ detail (95 % CI), Δ pass rate (Table 8)",
+        parameters=PPTBENCH_SOURCE,
+    ),
+    Table(
+        "pptbench-menus",
+        "scoring.pptbench_selectors.configuration_menus_table",
+        title="PPTBench aggregate score under configuration menus: mean (95 % CI), median (paper Table 9)",
+        parameters=PPTBENCH_SOURCE,
+    ),
+    Table(
+        "pptbench-gate-rounds",
+        "scoring.pptbench_selectors.gate_rounds_table",
+        title="PPTBench judge rounds triggering a hard gate (paper Figure 4, left)",
+        parameters=PPTBENCH_SOURCE,
+    ),
+    Table(
+        "pptbench-effort-sweep",
+        "scoring.pptbench_selectors.effort_sweep_table",
+        title="PPTBench effort sweeps: mean score, gate-pass rate, mean on passed tasks (paper Figure 5)",
+        parameters=PPTBENCH_SOURCE,
+    ),
+    Table(
+        "pptbench-outcomes",
+        "scoring.pptbench_selectors.outcomes_table",
+        title="PPTBench outcomes per configuration and model: artifact failure, gate failure, pass (paper Figure 6)",
+        parameters=PPTBENCH_SOURCE,
+    ),
+    Table(
+        "pptbench-generation",
+        "scoring.pptbench_selectors.generation_table",
+        title="PPTBench generation metrics: valid artifacts, failed tasks, tokens, cost",
+    ),
+    Table(
+        "pptbench-judge-repeatability",
+        "scoring.pptbench_selectors.judge_repeatability_table",
+        title="PPTBench gate repeatability per judge: unanimous rate, Fleiss' κ, flipped cases (paper Table 3)",
+    ),
+    Table(
+        "pptbench-process-correlations",
+        "scoring.pptbench_selectors.process_correlations_table",
+        title="PPTBench mean score against review and revision turns (paper Table 10)",
+    ),
+    Table(
+        "pptbench-domains",
+        "scoring.pptbench_selectors.domain_results_table",
+        title="PPTBench results per domain (paper Table 10)",
+    ),
+    Table(
+        "pptbench-detail-sensitivity",
+        "scoring.pptbench_judge_selectors.pptbench_detail_sensitivity_table",
+        title="PPTBench detail-policy variants against the published policy: Kendall τ, median and largest change of "
+        "configuration means, reversed pairs (paper Table 13; from a PPTBench judge run's stored findings)",
+        parameters=PPTBENCH_SOURCE,
     ),
     Table(
         "score-stability",

@@ -1,0 +1,146 @@
+"""The judge at an API's rate limit (issue 31): `manage.py judge` with its default settings and no rate configured,
+against the stand-in allowing 50 requests/s, then 20 after a minute, never announced (429 with Retry-After), with a
+latency of 0.3-0.7 s and 1 % of replies a 500 and 1 % cut off mid-JSON.
+
+1. Rate: one command over REFIG_JUDGE_BENCH_N judgements (default 4,000, so the drop falls inside the run): the
+   judgements stored per second against what the stand-in allowed over the same span (the integral of its limit),
+   before and after the drop and in all. Target: at least 90 %, no failed judgement.
+2. Kill and resume: the same command in a subprocess on a second judge run of the same artifacts (50 requests/s),
+   SIGKILLed when half are stored, then run again: exactly one record per artifact and run, all ok.
+
+Run: make bench, or .venv/bin/pytest tests/benchmarks/test_judge_rate_bench.py -q -s (DATABASE_URL for PostgreSQL)
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings as django_settings
+from django.core.management import call_command
+from django.db.models import Count
+
+from scoring.models import JudgeRecord, JudgeRun
+from tests.celery_worker import database_url_for_worker
+from tests.scoring.judge_load import answer_well, artifacts_to_judge
+from tests.scoring.judge_server import Faults, JudgeServer
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ROOT = Path(__file__).resolve().parents[2]
+N = int(os.environ.get("REFIG_JUDGE_BENCH_N", "4000"))
+LIMITS = ((0.0, 50.0), (60.0, 20.0))
+FAULTS = Faults(latency=(0.3, 0.7), limits=LIMITS, server_error_rate=0.01, malformed_rate=0.01, seed=31)
+TARGET = 0.90
+
+
+def allowed(start: float, end: float) -> float:
+    """Requests the stand-in's limit allows between two offsets from its first request."""
+    total = 0.0
+    for i, (at, rate) in enumerate(LIMITS):
+        until = LIMITS[i + 1][0] if i + 1 < len(LIMITS) else float("inf")
+        total += rate * max(0.0, min(end, until) - max(start, at))
+    return total
+
+
+def per_artifact(run: JudgeRun) -> dict[int, int]:
+    rows = JudgeRecord.objects.filter(judge_run=run).values("artifact").annotate(n=Count("id"))
+    return {row["artifact"]: row["n"] for row in rows}
+
+
+def command(server: JudgeServer, run: int) -> list[str]:
+    """The command line a user types: defaults, no rate configured."""
+    return [sys.executable, "manage.py", "judge", "--judge-model", "gpt-judge", "--base-url", server.base_url] + [
+        "--run",
+        str(run),
+        "--api-key-env",
+        "",
+        "--no-progress",
+    ]
+
+
+def test_the_judge_keeps_the_allowed_rate_and_resumes_after_a_kill():
+    artifacts_to_judge(N)
+    lines = [f"judge at the rate limit: {N} judgements, limit {LIMITS[0][1]:g}/s then {LIMITS[1][1]:g}/s at 60 s"]
+
+    # 1. the rate, defaults, no rate configured
+    with JudgeServer(faults=FAULTS, responder=answer_well) as server:
+        out, err = io.StringIO(), io.StringIO()
+        call_command(
+            "judge",
+            judge_model="gpt-judge",
+            base_url=server.base_url,
+            run=1,
+            api_key_env="",
+            stdout=out,
+            stderr=err,
+        )
+        served = list(server.served)
+    run = JudgeRun.objects.get(judge="gpt-judge", run=1)
+    counts = per_artifact(run)
+    failed = run.records.exclude(status="ok").count()
+    t0 = served[0][0]
+    # The span: from the stand-in's first request (its limit's clock) to its last 200.
+    ok_times = [t - t0 for t, status in served if status == 200]
+    span = ok_times[-1]
+    statuses = [status for _, status in served]
+    total_rate = len(counts) / span
+    share = len(counts) / allowed(0, span)
+    lines.append(
+        f"  all:    {len(counts)} judgements in {span:.1f} s = {total_rate:.1f}/s, allowed {allowed(0, span):.0f} "
+        f"-> {100 * share:.1f} % of the allowed rate"
+    )
+    before = [t for t in ok_times if t < LIMITS[1][0]]
+    after = [t for t in ok_times if t >= LIMITS[1][0]]
+    drop = min(span, LIMITS[1][0])
+    for name, times, start, end in (("50/s", before, 0.0, drop), ("20/s", after, drop, span)):
+        if times and end > start:
+            lines.append(
+                f"  {name}:   {len(times)} 200s in {end - start:.1f} s = {len(times) / (end - start):.1f}/s "
+                f"({100 * len(times) / allowed(start, end):.1f} % of allowed)"
+            )
+    lines.append(
+        f"  replies: {statuses.count(200)} 200 (incl. malformed), {statuses.count(429)} 429, {statuses.count(500)} 500; "
+        f"failed judgements {failed}, records per artifact {set(counts.values())}"
+    )
+
+    # 2. kill halfway, then the same command again
+    with JudgeServer(faults=Faults(latency=(0.3, 0.7), limits=((0.0, 50.0),), seed=32), responder=answer_well) as srv:
+        argv = command(srv, 2)
+        env = dict(
+            os.environ,
+            DATABASE_URL=database_url_for_worker(),
+            DJANGO_MEDIA_ROOT=str(django_settings.MEDIA_ROOT),
+            CELERY_TASK_ALWAYS_EAGER="1",
+        )
+        first = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while JudgeRecord.objects.filter(judge_run__run=2, status="ok").count() < N // 2:
+            assert first.poll() is None, "the first command ended before it was killed"
+            time.sleep(0.1)
+        first.send_signal(signal.SIGKILL)
+        first.wait(10)
+        run2 = JudgeRun.objects.get(judge="gpt-judge", run=2)
+        at_kill = dict(run2.records.values_list("status").annotate(n=Count("id")))
+        started = time.monotonic()
+        resumed = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+        resume_seconds = time.monotonic() - started
+        answered = sum(status == 200 for _, status in srv.served)
+    counts2 = per_artifact(run2)
+    lines.append(
+        f"  kill at {at_kill}; resume in {resume_seconds:.1f} s: {resumed.stdout.strip()}; "
+        f"records per artifact {set(counts2.values())} over {len(counts2)} artifacts, "
+        f"{run2.records.exclude(status='ok').count()} not ok; {answered - N} calls paid twice"
+    )
+    print("\n" + "\n".join(lines))
+
+    assert len(counts) == N and set(counts.values()) == {1} and failed == 0
+    assert share >= TARGET, f"{100 * share:.1f} % of the allowed rate, below {100 * TARGET:.0f} %"
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert len(counts2) == N and set(counts2.values()) == {1}
+    assert run2.records.filter(status="ok").count() == N
