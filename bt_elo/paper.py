@@ -1,7 +1,8 @@
 """A paper's reproduction bundle: every table of its evaluation section the app has (CSV + booktabs LaTeX), every
 figure the data supports (PDF), and REPRODUCTION.md saying what each file is, from which inputs, and the command that
-remakes it. What a paper contains is the declarative PAPERS table below; a table or figure the study's data cannot
-support is listed with the sentence why, never a crash.
+remakes it. What a paper contains is declared in its own module (bt_elo.paper_refigbench, bt_elo.paper_pptarena, ...),
+gathered in PAPERS below; a table or figure the study's data cannot support is listed with the sentence why, never a
+crash. The same figures are drawn at /results/plot/<name>.<png|svg|pdf> (figure_draw).
 
 Django-free at import: tables come through core.tables (the registry), the other inputs through `Inputs`, whose
 methods import the selectors they read when called.
@@ -20,230 +21,13 @@ import pandas as pd
 from core.errors import AppError
 from core.tables import TABLES, render_table, table_frame, table_notes
 
-# Protocol seeds, as the tables state them (REFERENCE 4, 6, 7); REPRODUCTION.md names the one each item rests on.
-SEED_SCORES = "seed 7, 5,000 bootstrap resamples over tasks"
-SEED_ELO = "seed 20260720, 2,000 cluster-bootstrap refits over source figures"
-SEED_AGREEMENT = "seed 20260721, 5,000 cluster-bootstrap resamples over source figures"
-SEED_NONE = "none (no resampling)"
+from .paper_items import SEED_NONE, FigureItem, Paper, TableItem  # noqa: F401  (re-exported: a paper's vocabulary)
+from .paper_pptarena import PPTARENA
+from .paper_pptbench import PPTBENCH, PptbenchFigures
+from .paper_refigbench import REFIGBENCH
 
-ANY_KIND: tuple[str, ...] = ()
-PAIRWISE = ("pairwise",)
-RATING = ("rating",)
-GATE_REVIEW = ("gate_review",)
-
-
-@dataclass(frozen=True)
-class TableItem:
-    table: str  # a name in core.tables.TABLES
-    caption: str
-    run: str | None = None  # the judge run the paper fixes (None: every run, as the table gives them)
-    seed: str = SEED_NONE
-    kinds: tuple[str, ...] = ANY_KIND  # the study kinds it applies to (empty: any, or not about a study)
-    percent: tuple[str, ...] = ()  # shares printed in percent with one decimal (REFERENCE 10)
-    columns: tuple[str, ...] = ()  # the columns the LaTeX prints (empty: all); the CSV keeps every column
-
-
-@dataclass(frozen=True)
-class FigureItem:
-    name: str  # the PDF's stem
-    caption: str
-    draw: str  # a function of Figures, called with the loaded inputs
-    inputs: tuple[str, ...]  # tables (core.tables) or Inputs sources it draws
-    run: str | None = None
-    seed: str = SEED_NONE
-    kinds: tuple[str, ...] = ANY_KIND
-    one_judge: bool = False  # draws one judge's rows (the --judge given, else the first judge in its input)
-
-
-@dataclass(frozen=True)
-class Paper:
-    title: str
-    tables: tuple[TableItem, ...]
-    figures: tuple[FigureItem, ...] = ()
-
-
-STRUCTURAL_SHARES = (
-    "share_any_picture",
-    "share_largest_ge_85",
-    "share_no_connector",
-    "share_s_lt_15",
-    "share_final_lt_50",
-)
-
-PAPERS: dict[str, Paper] = {
-    "refigbench": Paper(
-        title="ReFigBench",
-        tables=(
-            TableItem("corpus-stats", "Corpus image statistics (Tables 1, 9)"),
-            TableItem("corpus-fields", "Tasks and file sizes per source field (Tables 1, 10)", percent=("share",)),
-            TableItem(
-                "config-scores",
-                "Final score per configuration: mean with 95% CI, quartiles, shares, rubric means (Tables 2, 12)",
-                seed=SEED_SCORES,
-                percent=("share_ge_80", "share_lt_50"),
-            ),
-            TableItem("paired-effects", "Paired workflow effect, specialized - direct (Table 13)", seed=SEED_SCORES),
-            TableItem("harness-effects", "Harness effect within each workflow", seed=SEED_SCORES),
-            TableItem("domain-scores", "Scores per source field (Table 14)"),
-            TableItem("effort-sweep", "Effort sweeps with the paired change from the effort below", seed=SEED_SCORES),
-            TableItem(
-                "structural-audit",
-                "Structural audit per configuration, judge run 1 (Tables 3, 15)",
-                run="1",
-                percent=STRUCTURAL_SHARES,
-            ),
-            TableItem(
-                "weight-sensitivity", "Rubric-weight sensitivity, judge run 1 (Table 21)", run="1", seed=SEED_SCORES
-            ),
-            TableItem(
-                "weight-sensitivity-effects",
-                "Paired effects under each weight vector, judge run 1 (Table 21)",
-                run="1",
-                seed=SEED_SCORES,
-            ),
-            TableItem("economics", "Run-log effort and cost per configuration (Tables 22, 23)"),
-            TableItem(
-                "workflow-economics",
-                "Workflow economics per model and harness, direct to specialized (Table 4)",
-                seed=SEED_SCORES,
-            ),
-            TableItem(
-                "elo",
-                "Bradley-Terry Elo with 95% cluster-bootstrap CIs (Table 16)",
-                seed=SEED_ELO,
-                kinds=PAIRWISE,
-                columns=("configuration", "elo", "ci_low", "ci_high", "wins", "losses", "ties", "n"),
-            ),
-            TableItem(
-                "agreement-margin",
-                "Judge-human direction agreement by |margin| (Tables 6, 17, 19)",
-                seed=SEED_AGREEMENT,
-                kinds=PAIRWISE,
-            ),
-            TableItem("agreement-3class", "Three-class agreement and Cohen's kappa (Appendix K)", kinds=PAIRWISE),
-            TableItem(
-                "agreement-matchup",
-                "Agreement on within- vs across-pair comparisons",
-                seed=SEED_AGREEMENT,
-                kinds=PAIRWISE,
-            ),
-            TableItem("iaa", "Human-human agreement on overlap items", kinds=PAIRWISE),
-            TableItem("judge-runs", "Judge repeatability across runs (Table 18)"),
-            TableItem("judge-families", "Configuration means under each judge family (Table 20)"),
-        ),
-        figures=(
-            FigureItem(
-                "elo",
-                "Human preference Elo by configuration with 95% cluster-bootstrap CIs (Fig. 5)",
-                draw="elo",
-                inputs=("elo", "configurations"),
-                seed=SEED_ELO,
-                kinds=PAIRWISE,
-            ),
-            FigureItem(
-                "corpus-fields",
-                "Corpus: tasks per source field with their share",
-                draw="corpus_fields",
-                inputs=("corpus-fields",),
-            ),
-            FigureItem(
-                "corpus-file-size",
-                "Corpus: image file size by source field, median (line) and mean (diamond) marked",
-                draw="file_size",
-                inputs=("corpus-images",),
-            ),
-            FigureItem(
-                "workflow-effect",
-                "Paired workflow effect (specialized - direct) overall and by rubric component, judge run 1",
-                draw="workflow_effect",
-                inputs=("paired-effects",),
-                run="1",
-                seed=SEED_SCORES,
-                one_judge=True,
-            ),
-            FigureItem(
-                "agreement-margin",
-                "Judge-human direction agreement by |margin|, every judge and run, human-human baseline dashed",
-                draw="agreement",
-                inputs=("agreement-margin", "iaa"),
-                seed=SEED_AGREEMENT,
-                kinds=PAIRWISE,
-            ),
-            FigureItem(
-                "coverage",
-                "Counted comparisons per configuration pair",
-                draw="coverage",
-                inputs=("coverage",),
-                kinds=PAIRWISE,
-            ),
-            FigureItem(
-                "judge-runs",
-                "Configuration means per judge run with ICC(2,1)",
-                draw="judge_runs",
-                inputs=("judge-runs",),
-            ),
-        ),
-    ),
-    "pptarena": Paper(
-        title="PPTArena",
-        tables=(
-            TableItem(
-                "rating-agreement",
-                "Human-judge correlation of 0-5 ratings per axis (Table 8)",
-                kinds=RATING,
-            ),
-            TableItem(
-                "rating-consistency",
-                "Judge consistency over repeated runs: majority agreement and SD (% of the scale)",
-                kinds=RATING,
-                percent=("majority_agreement",),
-                columns=("axis", "judge", "n", "runs", "majority_agreement", "sd_pct"),
-            ),
-            TableItem(
-                "rating-table8",
-                "Human-judge correlation, judge majority agreement and SD (%) per axis (Table 8)",
-                kinds=RATING,
-                percent=("majority_agreement",),
-            ),
-            TableItem(
-                "rating-system-means",
-                "Mean 0-5 rating per system, human and judge, overall and per category",
-                kinds=RATING,
-            ),
-            TableItem(
-                "rating-cross-judge",
-                "Cross-judge ranking check: Kendall tau between judge families' system orders",
-                kinds=RATING,
-            ),
-            TableItem(
-                "gate-review-agreement",
-                "Human gate review: pairwise agreement and Cohen's kappa, Fleiss' kappa",
-                kinds=GATE_REVIEW,
-            ),
-            TableItem(
-                "gate-review-vs-automated",
-                "Human gate review against the automated gate per reviewer",
-                kinds=GATE_REVIEW,
-            ),
-        ),
-        figures=(
-            FigureItem(
-                "rating-agreement",
-                "Ratings: human-judge correlation and judge majority agreement per axis",
-                draw="rating_agreement",
-                inputs=("rating-agreement", "rating-consistency"),
-                kinds=RATING,
-            ),
-            FigureItem(
-                "gate-confusion",
-                "Human gate review against the automated gate: confusion matrix over every review",
-                draw="gate_confusion",
-                inputs=("gate-reviews",),
-                kinds=GATE_REVIEW,
-            ),
-        ),
-    ),
-}
+PAPERS: dict[str, Paper] = {"refigbench": REFIGBENCH, "pptarena": PPTARENA, "pptbench": PPTBENCH}
+FIGURE_FORMATS = ("pdf", "png", "svg")  # the bundle writes PDF unless asked for more
 
 
 class Unsupported(Exception):
@@ -258,6 +42,14 @@ class Inputs:
         from annotation.selectors import study_kind
 
         return study_kind(study=study) if study else None
+
+    def first_judge(self) -> str | None:
+        """The judge whose first run was made first: the paper's primary judge (a second family rescoring comes
+        later), the default of a figure that draws one judge."""
+        from scoring.selectors import judge_run_list
+
+        runs = judge_run_list()
+        return min(runs, key=lambda r: (r.created_at, r.pk)).judge if runs else None
 
     def frame(self, name: str, **params) -> pd.DataFrame:
         if name in TABLES:
@@ -288,63 +80,88 @@ class Inputs:
         )
 
 
-class Figures:
-    """Draw functions by FigureItem.draw, each taking the loaded input frames in order; PDF bytes out."""
+class Figures(PptbenchFigures):
+    """Draw functions by FigureItem.draw, each taking the loaded input frames in order and the format (pdf, png or
+    svg); the figure's bytes out. Matplotlib is imported when a figure is drawn, not with this module."""
 
     @staticmethod
-    def elo(elo, configurations):
+    def elo(elo, configurations, fmt="pdf"):
         from . import plots
 
-        return plots.elo_plot(elo, configurations, "pdf")
+        return plots.elo_plot(elo, configurations, fmt)
 
     @staticmethod
-    def agreement(margin, iaa):
+    def agreement(margin, iaa, fmt="pdf"):
         from . import plots
 
         baseline = float(iaa["raw_agreement"].iloc[0]) if len(iaa) and "raw_agreement" in iaa else None
-        return plots.agreement_plot(margin, baseline, "pdf")
+        return plots.agreement_plot(margin, baseline, fmt)
 
     @staticmethod
-    def coverage(coverage):
+    def coverage(coverage, fmt="pdf"):
         from . import plots
 
-        return plots.coverage_plot(coverage, "pdf")
+        return plots.coverage_plot(coverage, fmt)
 
     @staticmethod
-    def judge_runs(runs):
+    def judge_runs(runs, fmt="pdf"):
         from . import plots
 
-        return plots.judge_runs_plot(runs, "pdf")
+        return plots.judge_runs_plot(runs, fmt)
 
     @staticmethod
-    def corpus_fields(fields):
-        from . import paper_figures
+    def score_distribution(scores, fmt="pdf"):
+        from . import plots
 
-        return paper_figures.corpus_fields_plot(fields)
-
-    @staticmethod
-    def file_size(images):
-        from . import paper_figures
-
-        return paper_figures.file_size_plot(images)
+        return plots.score_distribution_plot(scores, fmt)
 
     @staticmethod
-    def workflow_effect(effects):
+    def corpus_fields(fields, fmt="pdf"):
         from . import paper_figures
 
-        return paper_figures.workflow_effect_plot(effects)
+        return paper_figures.corpus_fields_plot(fields, fmt)
 
     @staticmethod
-    def gate_confusion(reviews):
+    def file_size(images, fmt="pdf"):
         from . import paper_figures
 
-        return paper_figures.gate_confusion_plot(reviews)
+        return paper_figures.file_size_plot(images, fmt)
 
     @staticmethod
-    def rating_agreement(agreement, consistency):
+    def area_percentiles(images, fmt="pdf"):
         from . import paper_figures
 
-        return paper_figures.rating_agreement_plot(agreement, consistency)
+        return paper_figures.area_percentile_plot(images, fmt)
+
+    @staticmethod
+    def workflow_effect(effects, fmt="pdf"):
+        from . import paper_figures
+
+        return paper_figures.workflow_effect_plot(effects, fmt)
+
+    @staticmethod
+    def rubric_means(means, fmt="pdf"):
+        from . import paper_figures_scores
+
+        return paper_figures_scores.rubric_means_plot(means, fmt)
+
+    @staticmethod
+    def gate_confusion(reviews, fmt="pdf"):
+        from . import paper_figures
+
+        return paper_figures.gate_confusion_plot(reviews, fmt)
+
+    @staticmethod
+    def rating_agreement(agreement, consistency, fmt="pdf"):
+        from . import paper_figures
+
+        return paper_figures.rating_agreement_plot(agreement, consistency, fmt)
+
+    @staticmethod
+    def rating_categories(means, fmt="pdf"):
+        from . import paper_figures_ratings
+
+        return paper_figures_ratings.rating_categories_plot(means, fmt)
 
 
 # ---------------------------------------------------------------------------------------------------------- output
@@ -473,7 +290,30 @@ def _table_entry(item: TableItem, *, study, judge, study_kind, out_dir: Path, in
     return entry
 
 
-def _figure_entry(item: FigureItem, *, paper, study, judge, study_kind, out_dir: Path, inputs: Inputs) -> Entry:
+def _figure_frames(item: FigureItem, *, study, judge, study_kind, inputs: Inputs) -> tuple[list, str | None]:
+    """The figure's input frames (one judge's rows where it draws one judge) and the judge chosen by default (None
+    when --judge chose, or the figure draws every judge); Unsupported when the data cannot give the figure."""
+    _kind_check(item.kinds, study, study_kind)
+    params = {"study": study, "judge": judge, "run": item.run}
+    frames = [inputs.frame(name, **_params_for(name, **params)) for name in item.inputs]
+    chosen = None
+    if item.one_judge and not judge and len(frames[0]) and "judge" in frames[0]:
+        judges = sorted(frames[0]["judge"].astype(str).unique())
+        first = inputs.first_judge()
+        chosen = first if first in judges else judges[0]
+    if item.one_judge and (judge or chosen) and "judge" in frames[0]:
+        frames[0] = frames[0][frames[0]["judge"].astype(str) == (judge or chosen)]
+    if frames[0].empty:
+        notes = " ".join(frames[0].attrs.get("notes", []))
+        raise Unsupported(
+            f"its input {item.inputs[0]!r} has no rows for this study's data" + (f": {notes}" if notes else "")
+        )
+    return frames, chosen
+
+
+def _figure_entry(
+    item: FigureItem, *, paper, study, judge, study_kind, out_dir: Path, inputs: Inputs, formats=("pdf",)
+) -> Entry:
     entry = Entry("figure", item.name, item.caption, {})
     params = {"study": study, "judge": judge, "run": item.run}
     entry.inputs = {
@@ -485,26 +325,41 @@ def _figure_entry(item: FigureItem, *, paper, study, judge, study_kind, out_dir:
         "seed": item.seed,
     }
     entry.command = f"python manage.py paper {paper}" + (f" --study {study}" if study else "")
-    entry.command += (f" --judge {judge}" if judge else "") + f" --only {item.name} --out DIR"
+    entry.command += (f" --judge {judge}" if judge else "") + f" --only {item.name}"
+    entry.command += "".join(f" --figure-format {fmt}" for fmt in formats if tuple(formats) != ("pdf",))
+    entry.command += " --out DIR"
     try:
-        _kind_check(item.kinds, study, study_kind)
-        frames = [inputs.frame(name, **_params_for(name, **params)) for name in item.inputs]
-        if item.one_judge and len(frames[0]) and "judge" in frames[0]:
-            chosen = judge or sorted(frames[0]["judge"].astype(str).unique())[0]
-            frames[0] = frames[0][frames[0]["judge"].astype(str) == chosen]
-            entry.inputs["judge"] = chosen + ("" if judge else " (the first judge; choose another with --judge)")
-        if frames[0].empty:
-            notes = " ".join(frames[0].attrs.get("notes", []))
-            raise Unsupported(
-                f"its input {item.inputs[0]!r} has no rows for this study's data" + (f": {notes}" if notes else "")
-            )
-        body = getattr(Figures, item.draw)(*frames)
+        frames, chosen = _figure_frames(item, study=study, judge=judge, study_kind=study_kind, inputs=inputs)
+        bodies = {fmt: getattr(Figures, item.draw)(*frames, fmt=fmt) for fmt in formats}
     except (Unsupported, AppError) as error:
         entry.reason = str(error)
         return entry
-    (out_dir / f"{item.name}.pdf").write_bytes(body)
-    entry.files = [f"{item.name}.pdf"]
+    if chosen:
+        entry.inputs["judge"] = chosen + " (the judge that ran first; choose another with --judge)"
+    elif item.one_judge and judge:
+        entry.inputs["judge"] = judge
+    for fmt, body in bodies.items():
+        (out_dir / f"{item.name}.{fmt}").write_bytes(body)
+        entry.files.append(f"{item.name}.{fmt}")
     return entry
+
+
+def figure_item(name: str) -> FigureItem | None:
+    """The figure of that name (the first paper declaring it), or None."""
+    return next((f for paper in PAPERS.values() for f in paper.figures if f.name == name), None)
+
+
+def figure_draw(name: str, *, fmt: str, study: str | None = None, judge: str | None = None, inputs=None) -> bytes:
+    """A paper's figure as the bundle draws it, in `fmt` (FIGURE_FORMATS), for /results/plot/. LookupError when no
+    paper has a figure of that name or the format is not one of them; Unsupported (a sentence) when the data cannot
+    give it."""
+    item = figure_item(name)
+    if item is None or fmt not in FIGURE_FORMATS:
+        raise LookupError(f"no paper figure {name!r} in {fmt!r}")
+    inputs = inputs or Inputs()
+    study_kind = inputs.study_kind(study)
+    frames, _ = _figure_frames(item, study=study, judge=judge, study_kind=study_kind, inputs=inputs)
+    return getattr(Figures, item.draw)(*frames, fmt=fmt)
 
 
 def reproduction_markdown(bundle: Bundle) -> str:
@@ -517,7 +372,8 @@ def reproduction_markdown(bundle: Bundle) -> str:
         + (f" --study {bundle.study}" if bundle.study else "")
         + " --out DIR`.",
         "Tables are CSV (every column, full precision, as `export --format csv` writes them) and LaTeX (booktabs; "
-        "needs `\\usepackage{booktabs}` and `\\usepackage{graphicx}`); figures are PDF.",
+        "needs `\\usepackage{booktabs}` and `\\usepackage{graphicx}`); figures are PDF (PNG and SVG with "
+        "`--figure-format`, or from `/results/plot/<figure>.<png|svg|pdf>?study=...`).",
         "",
     ]
     for kind, heading in (("table", "Tables"), ("figure", "Figures")):
@@ -550,11 +406,15 @@ def build_bundle(
     only: tuple[str, ...] = (),
     inputs: Inputs | None = None,
     progress: Callable[[int, int, str], None] | None = None,
+    figure_formats: tuple[str, ...] = ("pdf",),
 ) -> Bundle:
     """Write the paper's bundle into out_dir (created if missing) and return what it holds. `only` limits it to the
-    named tables / figures (REPRODUCTION.md then lists just those)."""
+    named tables / figures (REPRODUCTION.md then lists just those); each figure is written in every format of
+    `figure_formats` (FIGURE_FORMATS)."""
     if paper not in PAPERS:
         raise Unsupported(f"unknown paper {paper!r}; one of {', '.join(PAPERS)}")
+    if not figure_formats or set(figure_formats) - set(FIGURE_FORMATS):
+        raise Unsupported(f"figure formats are {', '.join(FIGURE_FORMATS)}, not {', '.join(figure_formats) or 'none'}")
     inputs = inputs or Inputs()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -573,7 +433,7 @@ def build_bundle(
         if isinstance(item, TableItem):
             entry = _table_entry(item, **common)
         else:
-            entry = _figure_entry(item, paper=paper, **common)
+            entry = _figure_entry(item, paper=paper, formats=tuple(dict.fromkeys(figure_formats)), **common)
         entries.append(entry)
         if progress:
             progress(index, len(items), f"{entry.kind} {entry.name}: " + (", ".join(entry.files) or "not supported"))

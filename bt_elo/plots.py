@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-FORMATS = {"png": "image/png", "svg": "image/svg+xml"}
+FORMATS = {"png": "image/png", "svg": "image/svg+xml", "pdf": "application/pdf"}
 
 
 def _encode(figure, fmt: str) -> bytes:

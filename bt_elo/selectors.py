@@ -49,7 +49,10 @@ def study_configurations(comparisons: pd.DataFrame, *, study: str | None = None)
     """The study's configurations in declaration order (those never compared included)."""
     try:
         resolved = annotation_selectors.study_resolve(study=study)
-        slugs = [c.slug for c in resolved.configurations.order_by("position", "slug")]
+        # Imported systems by their names as given (annotation_selectors.configuration_name), as their votes name them.
+        slugs = [
+            annotation_selectors.configuration_name(c) for c in resolved.configurations.order_by("position", "slug")
+        ]
     except AppError:
         slugs = []
     seen = set(slugs)
@@ -209,6 +212,8 @@ def elo_table(*, study: str | None = None, judge: str | None = None, run: str | 
         if len(joined) >= 3:
             frame[f"pearson_r__{suffix}"] = scoring_stats.correlation("pearson", joined["mean"], joined["elo"])[0]
             frame[f"spearman_rho__{suffix}"] = scoring_stats.correlation("spearman", joined["mean"], joined["elo"])[0]
+    resolved = annotation_selectors.study_resolve(study=elo.study)
+    frame.attrs["notes"] = [*frame.attrs.get("notes", []), *annotation_selectors.renderer_notes(study=resolved)]
     return frame
 
 

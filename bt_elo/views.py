@@ -28,6 +28,11 @@ AUTOMATED_TABLES = (
     "pptbench-leaderboard",
     "gate-repeatability",
     "gate-policies",
+    "pptbench-generation",
+    "pptbench-issue-penalties",
+    "pptbench-high-vs-highest",
+    "pptbench-menus",
+    "pptbench-outcomes",
     "pptbench-stability",
     "pptbench-stability-pairs",
     "score-stability",
@@ -231,7 +236,14 @@ class PlotView(RoleRequiredMixin, View):
             return plots.paired_effects_plot(
                 scoring_selectors.paired_effects_table(judge=p["judge"], run=p["run"]), fmt
             )
-        raise Http404("unknown plot")
+        from .paper import Unsupported, figure_draw
+
+        try:  # a figure of a paper's reproduction bundle, drawn as the bundle draws it
+            return figure_draw(name, fmt=fmt, study=p["study"], judge=p["judge"])
+        except LookupError:
+            raise Http404("unknown plot") from None
+        except Unsupported as error:  # e.g. a rating figure asked of a pairwise study: say so in the image
+            return plots.message_plot(str(error), fmt)
 
 
 class LiveLeaderboardView(RoleRequiredMixin, View):
@@ -299,22 +311,22 @@ class PaperBundleView(RoleRequiredMixin, View):
 
 
 class ReleaseDownloadView(RoleRequiredMixin, View):
-    """A study's public release as a zip (bt_elo.release): the newest release under var/releases/, built on the first
-    download; `manage.py release` makes a new version. Annotators appear by pseudonym only."""
+    """A study's public release as a zip (bt_elo.release): the newest one in the media storage (bt_elo.release_store),
+    built on the first download, so every web server serves the same. Annotators appear by pseudonym only."""
 
     roles = (COORDINATOR, RESEARCHER)
 
     def get(self, request, study: str):
-        from django.conf import settings
+        import posixpath
+
+        from django.core.files.storage import default_storage
         from django.http import FileResponse
 
-        from .release import release_build, release_latest, release_zip
+        from .release_store import release_store, release_stored_latest
 
-        root = settings.VAR_DIR / "releases"
         try:
             annotation_selectors.study_resolve(study=study)  # an unknown study is a 404, never a folder
-            path = release_latest(out_dir=root, study=study) or release_build(study=study, out_dir=root).path
+            name = release_stored_latest(study=study) or release_store(study=study)
         except AppError as error:
             return HttpResponse(error.detail, status=error.status, content_type="text/plain")
-        archive = path.with_suffix(".zip") if path.with_suffix(".zip").exists() else release_zip(path)
-        return FileResponse(open(archive, "rb"), as_attachment=True, filename=archive.name)
+        return FileResponse(default_storage.open(name, "rb"), as_attachment=True, filename=posixpath.basename(name))

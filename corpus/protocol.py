@@ -44,7 +44,11 @@ SPARSE_PAIR_THRESHOLD = 20
 
 # Human comparison outcomes (DESIGN 5).
 OUTCOMES: tuple[str, ...] = ("a", "b", "tie_success", "tie_failure")
-TIE_OUTCOMES: frozenset[str] = frozenset({"tie_success", "tie_failure"})
+# A tie whose kind the source does not say (issue 30: imported battles, e.g. a judge's plain "tie"): half a win to each
+# side like the others, counted in `ties` but in neither ties_success nor ties_failure. Annotators never cast one.
+PLAIN_TIE = "tie"
+BATTLE_OUTCOMES: tuple[str, ...] = (*OUTCOMES, PLAIN_TIE)
+TIE_OUTCOMES: frozenset[str] = frozenset({"tie_success", "tie_failure", PLAIN_TIE})
 
 # Image sizes shown to people: the side-by-side rendering's long edge and every thumbnail's (source figures and slides).
 RENDER_LONG_EDGE = 1600
@@ -98,3 +102,11 @@ BATTLE_COLUMNS = (
     "audit_sha256_a",
     "audit_sha256_b",
 )
+
+# Issue 29 — PPTBench's own analyses (its Tables 7-9). Intervals: percentile bootstrap over tasks, the seed of its
+# published bootstrap.json (results/bootstrap.json, Einsia/PPTBench d64c09f); Table 7 prints the 15 largest penalties.
+PPTBENCH_CI_RESAMPLES = 10_000
+PPTBENCH_CI_SEED = 20260816
+PPTBENCH_TOP_ISSUES = 15
+# The attribution its result files ask for (CC BY 4.0): on every page, table and export built from them.
+PPTBENCH_ATTRIBUTION = "PPTBench (Wang et al., 2026), CC BY 4.0"

@@ -19,8 +19,22 @@ from django.test import override_settings
 from bt_elo.paper import PAPERS, TableItem, latex_table, present
 
 BUNDLES = {  # paper, study → what the demo's data must give
-    ("refigbench", "demo"): {"elo.pdf", "corpus-file-size.pdf", "workflow-effect.pdf", "structural-audit.tex"},
-    ("pptarena", "demo-ratings"): {"rating-agreement.csv", "rating-consistency.tex", "rating-agreement.pdf"},
+    ("refigbench", "demo"): {
+        "elo.pdf",
+        "corpus-file-size.pdf",
+        "corpus-area.pdf",
+        "score-distribution.pdf",
+        "rubric-means.pdf",
+        "rubric-means.csv",
+        "workflow-effect.pdf",
+        "structural-audit.tex",
+    },
+    ("pptarena", "demo-ratings"): {
+        "rating-agreement.csv",
+        "rating-consistency.tex",
+        "rating-agreement.pdf",
+        "rating-categories.pdf",
+    },
     ("pptarena", "demo-gate-review"): {"gate-confusion.pdf", "gate-review-agreement.tex"},
 }
 
@@ -41,7 +55,7 @@ def bundles(django_db_setup, django_db_blocker, tmp_path_factory):
 
 def _named_files(directory: Path) -> set[str]:
     text = (directory / "REPRODUCTION.md").read_text(encoding="utf-8")
-    return set(re.findall(r"`([\w.-]+\.(?:csv|tex|pdf))`", text))
+    return set(re.findall(r"`([\w.-]+\.(?:csv|tex|pdf|png|svg))`", text))
 
 
 @pytest.mark.django_db
@@ -176,3 +190,61 @@ def test_latex_table_escapes_and_rounds():
     assert "a\\_b \\& c & 12.3 & 1.500" in text
     assert text.count("kappa - note") == 1 and text.isascii()
     assert list(present(frame, item).columns) == ["name_x", "share", "value"]
+
+
+@pytest.mark.django_db
+def test_one_judge_figures_draw_the_judge_that_ran_first(bundles):
+    """The demo's pinned judge ran before the second family's open-weight judge: the one-judge figures draw it."""
+    text = (bundles["refigbench", "demo"] / "REPRODUCTION.md").read_text(encoding="utf-8")
+    section = text.split("### rubric-means", 2)[2].split("###", 1)[0]  # the figure's (the table's comes first)
+    assert "judge synthetic-judge-pinned-2026-06 (the judge that ran first" in section and "run mean" in section
+
+
+@pytest.mark.django_db
+def test_rubric_means_are_the_demo_subscores_averaged_by_hand(bundles):
+    """The rubric-means figure's input (its CSV in the bundle) against the judge records averaged here: each task's
+    mean over the judge's runs, then the mean over tasks."""
+    from scoring.selectors import scores_frame
+
+    csv = pd.read_csv(bundles["refigbench", "demo"] / "rubric-means.csv")
+    row = csv[(csv["run"].astype(str) == "mean") & (csv["axis"] == "semantic_structure")].iloc[0]
+    scores = scores_frame(judge=row["judge"])
+    scores = scores[scores["configuration"] == row["configuration"]]
+    per_task = scores.groupby("task_id")["semantic_structure"].mean().dropna()
+    assert row["n"] == len(per_task)
+    assert row["mean"] == pytest.approx(per_task.mean())
+    assert row["ci_low"] <= row["mean"] <= row["ci_high"]
+
+
+@pytest.mark.django_db
+def test_paper_figures_download_as_png_svg_and_pdf(bundles, client):
+    client.force_login(get_user_model().objects.get(username="researcher"))
+    pdf = client.get("/results/plot/corpus-area.pdf", {"download": 1})
+    assert pdf["Content-Type"] == "application/pdf" and len(pypdfium2.PdfDocument(pdf.content)) == 1
+    assert 'filename="corpus-area.pdf"' in pdf["Content-Disposition"]
+    svg = client.get("/results/plot/corpus-fields.svg", {"study": "demo"})
+    assert svg["Content-Type"] == "image/svg+xml" and b"<svg" in svg.content
+    png = client.get("/results/plot/rating-agreement.png", {"study": "demo-ratings"})
+    assert png.status_code == 200 and png.content.startswith(b"\x89PNG")
+    wrong_kind = client.get("/results/plot/gate-confusion.png", {"study": "demo"})  # a pairwise study
+    assert wrong_kind.status_code == 200 and wrong_kind.content.startswith(b"\x89PNG")  # the reason, drawn
+    assert client.get("/results/plot/no-such-figure.pdf").status_code == 404
+    assert client.get("/results/plot/corpus-area.gif").status_code == 404
+
+
+@pytest.mark.django_db
+def test_figure_formats_from_the_command(bundles, tmp_path):
+    out = tmp_path / "formats"
+    call_command(
+        "paper",
+        "refigbench",
+        only=["corpus-area"],
+        figure_formats=["png", "svg"],
+        out=out,
+        stdout=io.StringIO(),
+        stderr=io.StringIO(),
+    )
+    assert {p.name for p in out.iterdir()} == {"REPRODUCTION.md", "corpus-area.png", "corpus-area.svg"}
+    assert _named_files(out) == {"corpus-area.png", "corpus-area.svg"}
+    text = (out / "REPRODUCTION.md").read_text(encoding="utf-8")
+    assert "--only corpus-area --figure-format png --figure-format svg --out DIR" in text
