@@ -62,8 +62,11 @@ run: setup
 	  >>$(VAR)/log/requests.log
 
 # CELERY_TASK_ALWAYS_EAGER=1 keeps in-process task calls eager; the worker tests start real workers over the broker.
+# One test process per core (pytest-xdist), a module's tests kept together so its module-scoped fixtures are built
+# once; each process has its own test database and Redis database (tests/celery_worker.py). JOBS=1: one process.
+JOBS ?= auto
 test: setup
-	CELERY_TASK_ALWAYS_EAGER=1 $(PY) -m pytest -q
+	CELERY_TASK_ALWAYS_EAGER=1 $(PY) -m pytest -q -n $(JOBS) --dist loadscope
 
 # The README's and docs/' screenshots: the browser tests, writing under docs/ (make test writes them to a scratch folder).
 screenshots: setup

@@ -15,7 +15,20 @@ from django.conf import settings
 from django.db import connection
 
 ROOT = Path(__file__).resolve().parent.parent
-BROKER_URL = os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/15")
+
+
+def _broker_url_for_this_process() -> str:
+    """The broker the real workers of this test process use. Under pytest-xdist each test process takes its own Redis
+    database (gw0 the given one, gw1 the one below, …): a purge or a worker in one must never eat another's messages."""
+    url = os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/15")
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    base, _, database = url.rpartition("/")
+    if not url.startswith("redis") or not database.isdigit():
+        return url  # RabbitMQ or a Redis URL without a database: queues are shared, as before
+    return f"{base}/{int(database) - int(worker.removeprefix('gw'))}"
+
+
+BROKER_URL = _broker_url_for_this_process()
 
 
 def broker_reachable(url: str) -> bool:
