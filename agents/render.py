@@ -331,25 +331,6 @@ def pdf_batch_command(soffice: str, profile_dir: Path, pdf_dir: Path, decks: lis
     ]
 
 
-def render_pptx(
-    path: Path | str,
-    *,
-    out_dir: Path | str,
-    timeout: float = DEFAULT_TIMEOUT,
-    long_edge: int = DEFAULT_LONG_EDGE,
-    soffice: str = "soffice",
-) -> Rendering:
-    """Render one deck with a throw-away renderer (one LibreOffice start-up)."""
-    with LibreOfficeRenderer(soffice=soffice, timeout=timeout, long_edge=long_edge) as renderer:
-        return renderer.render(path, out_dir=out_dir)
-
-
-def strip_png_metadata(src: bytes) -> bytes:
-    """Re-encode a PNG with pixels only: no text, EXIF, ICC, time or physical-size chunks."""
-    with Image.open(io.BytesIO(src)) as opened:
-        return _encode(_plain(opened))
-
-
 # -- helpers ------------------------------------------------------------------------------
 
 

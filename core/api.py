@@ -46,8 +46,6 @@ def exception_handler(exc, context) -> Response:
     if isinstance(detail, dict) and set(detail) == {"detail"}:
         detail = detail["detail"]
     code = getattr(exc, "default_code", "error")
-    if code == "invalid":
-        code = "invalid"
     response.data = {"error": str(code), "detail": detail}
     return response
 

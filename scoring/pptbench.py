@@ -12,6 +12,21 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats import inter_rater
 
+# PPTBench's scores.csv (DESIGN data contract 4): one row per task and candidate. The importer requires these columns
+# and every PPTBench table reads frames of this shape.
+SCORES_COLUMNS: tuple[str, ...] = (
+    "task_id",
+    "candidate_id",
+    "majority_gate",
+    "gate_count",
+    "layout_score",
+    "text_score",
+    "local_graphics_score",
+    "total_score",
+    "issue_count",
+    "single_round_issue_count",
+)
+
 LEADERBOARD_COLUMNS = [
     "rank",
     "candidate_id",
@@ -25,20 +40,6 @@ LEADERBOARD_COLUMNS = [
     "mean_issue_count",
     "single_round_issue_rate",
 ]
-
-# PPTBench's severity weights: points deducted for a finding that affects the whole region (ratio 1), read off its
-# published issue-summary.csv: for every issue type whose findings all had ratio 1.0 (mean_max_ratio == 1),
-# total_penalty / case_count is exactly 7.5 (high), 3.75 (medium), 1.25 (low) and 0 (diagnostic) — one consistent
-# weight per severity (tests/scoring/test_pptbench.py checks this). PPTBench does NOT scale linearly in the ratio,
-# though: every finding costs between half the weight and the full weight (per-case penalty/weight ∈ [0.5, 1]; single-
-# case rows look like a step function of the ratio: 0.04 → 0.5, 0.2 and 0.24 → 0.6, 0.27–0.33 → 0.8, 1.0 → 1.0), steps
-# that cannot be pinned down from aggregates.
-SEVERITY_WEIGHT: dict[str, float] = {
-    "diagnostic": 0.0,
-    "low": 1.25,
-    "medium": 3.75,
-    "high": 7.5,
-}
 
 
 def leaderboard(scores: pd.DataFrame) -> pd.DataFrame:
@@ -127,7 +128,7 @@ __all__ = [
     "GATE_REPEATABILITY_COLUMNS",
     "JUDGE_ROUNDS",
     "LEADERBOARD_COLUMNS",
-    "SEVERITY_WEIGHT",
+    "SCORES_COLUMNS",
     "gate_policies",
     "gate_repeatability",
     "leaderboard",

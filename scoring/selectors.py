@@ -281,33 +281,10 @@ def pptbench_frame(*, source: str | None = None) -> pd.DataFrame:
     """scores.csv-shaped rows of one source: PPTBench's published rows as imported (the default, "published"), or a
     PPTBench judge run of this app ("<judge>/<run>"); frame.attrs["notes"] says which."""
     where, note = pptbench_source(source)
-    rows = PptbenchScore.objects.filter(**where).values_list(
-        "task_id",
-        "configuration__slug",
-        "majority_gate",
-        "gate_count",
-        "layout_score",
-        "text_score",
-        "local_graphics_score",
-        "total_score",
-        "issue_count",
-        "single_round_issue_count",
-    )
-    frame = pd.DataFrame(
-        list(rows),
-        columns=[
-            "task_id",
-            "candidate_id",
-            "majority_gate",
-            "gate_count",
-            "layout_score",
-            "text_score",
-            "local_graphics_score",
-            "total_score",
-            "issue_count",
-            "single_round_issue_count",
-        ],
-    )
+    # scores.csv's candidate_id is the configuration's slug; every other column is the model field of the same name.
+    fields = ["configuration__slug" if c == "candidate_id" else c for c in pptbench.SCORES_COLUMNS]
+    rows = PptbenchScore.objects.filter(**where).values_list(*fields)
+    frame = pd.DataFrame(list(rows), columns=list(pptbench.SCORES_COLUMNS))
     frame.attrs["notes"] = [note]
     return frame
 

@@ -22,6 +22,7 @@ from core.imports import ImportReport, Progress, RowError, import_batches
 from core.readers import read_csv, read_jsonl
 from corpus.protocol import RUBRIC_AXES
 
+from . import pptbench
 from .judge_client import JudgeInputs, JudgeOutcome, JudgeSettings, make_client
 from .models import JudgeRecord, JudgeRun, PptbenchScore
 from .rubric import JudgeReplyError, load_rubric, validate_reply
@@ -330,20 +331,6 @@ def judge_records_import(
     )
 
 
-PPTBENCH_COLUMNS: tuple[str, ...] = (
-    "task_id",
-    "candidate_id",
-    "majority_gate",
-    "gate_count",
-    "layout_score",
-    "text_score",
-    "local_graphics_score",
-    "total_score",
-    "issue_count",
-    "single_round_issue_count",
-)
-
-
 def _pptbench_row(row: dict) -> dict:
     def number(name: str, kind=float):
         try:
@@ -395,7 +382,7 @@ def pptbench_scores_import(*, path: Path, progress: Progress | None = None) -> I
         return dict(configuration_id=configurations[slug].pk, task_id=task_id, **values)
 
     return import_batches(
-        rows=read_csv(path, required=PPTBENCH_COLUMNS),
+        rows=read_csv(path, required=pptbench.SCORES_COLUMNS),
         validate=validate,
         write=lambda batch: insert_rows(PptbenchScore, batch),
         report=report,

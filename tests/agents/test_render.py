@@ -23,10 +23,9 @@ from agents.render import (
     DEFAULT_LONG_EDGE,
     DEFAULT_THUMBNAIL_LONG_EDGE,
     LibreOfficeRenderer,
-    render_pptx,
-    strip_png_metadata,
 )
 from tests.agents import hostile
+from tests.agents.render_helpers import render_pptx, strip_png_metadata
 
 pytestmark = pytest.mark.libreoffice
 

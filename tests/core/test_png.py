@@ -5,8 +5,8 @@ import zlib
 
 from PIL import Image, PngImagePlugin
 
-from agents.render import strip_png_metadata
 from core.png import clean_png, png_is_plain
+from tests.agents.render_helpers import strip_png_metadata
 
 
 def png(image: Image.Image, **options) -> bytes:

@@ -3,7 +3,8 @@
 import numpy as np
 import pandas as pd
 
-from scoring.pptbench import LEADERBOARD_COLUMNS, SEVERITY_WEIGHT, leaderboard
+from scoring.pptbench import LEADERBOARD_COLUMNS, leaderboard
+from scoring.pptbench_policy import fraction_multiplier, protocol
 from tests.data.paths import PPTBENCH as DATA
 from tests.data.paths import needs_shared
 
@@ -49,14 +50,16 @@ def test_leaderboard_by_hand():
 
 @needs_data
 def test_severity_weights_match_full_ratio_issues():
-    """Issue types whose every finding had ratio 1 cost exactly the weight per case."""
+    """Issue types whose every finding had ratio 1 cost exactly the frozen policy's full-ratio weight per case (severity
+    base × the multiplier of fraction 1)."""
+    weight = {s: base * fraction_multiplier(1.0) for s, base in protocol().severity_points.items()}
     summary = pd.read_csv(DATA / "issue-summary.csv")
     full = summary[summary["mean_max_ratio"] == 1.0]
     assert set(full["severity"]) >= {"low", "medium", "high", "diagnostic"}
     per_case = full["total_penalty"] / full["case_count"]
-    np.testing.assert_allclose(per_case, full["severity"].map(SEVERITY_WEIGHT), atol=1e-9)
+    np.testing.assert_allclose(per_case, full["severity"].map(weight), atol=1e-9)
     # ... and no finding ever costs more than its weight, nor less than half of it.
     pos = summary[summary["severity"] != "diagnostic"]
-    frac = pos["total_penalty"] / pos["case_count"] / pos["severity"].map(SEVERITY_WEIGHT)
+    frac = pos["total_penalty"] / pos["case_count"] / pos["severity"].map(weight)
     assert frac.between(0.5, 1.0 + 1e-9).all()
     assert (summary.loc[summary["severity"] == "diagnostic", "total_penalty"] == 0).all()
