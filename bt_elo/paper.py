@@ -212,11 +212,27 @@ def present(frame: pd.DataFrame, item: TableItem) -> pd.DataFrame:
         if column in shown:
             shown[column] = [("--" if pd.isna(v) else f"{100 * float(v):.1f}") for v in shown[column]]
     for column in shown.columns:
+        if column not in item.percent and pd.api.types.is_float_dtype(shown[column]):
+            decimals = _decimals(shown[column])
+            shown[column] = [("--" if pd.isna(v) else f"{v:.{decimals}f}") for v in shown[column]]
+    for column in shown.columns:
         if shown[column].dtype == object:
             shown[column] = [
                 v.translate(str.maketrans(_LATEX_TEXT)) if isinstance(v, str) else v for v in shown[column]
             ]
     return shown
+
+
+def _decimals(values: pd.Series, most: int = 3) -> int:
+    """The decimals a column needs, at most `most`: a table already rounded to the paper's precision (28.18, 5,723.9)
+    prints as the paper does, anything finer at `most` decimals as before."""
+    finite = values.dropna()
+    if finite.empty:
+        return 0
+    for decimals in range(most):
+        if (finite.round(decimals) - finite).abs().max() < 1e-9:
+            return decimals
+    return most
 
 
 def latex_table(frame: pd.DataFrame, item: TableItem, *, notes: list[str], label: str) -> str:

@@ -9,6 +9,7 @@ import shutil
 import numpy as np
 import pytest
 from django.core.management import call_command
+from django.test import override_settings
 from PIL import Image
 
 from agents import render
@@ -88,13 +89,28 @@ def test_renderings_match_libreoffice_now():
 STRENGTHS = dict(demo_bundle.stated_strengths())
 
 
+@pytest.fixture(scope="module")
+def loaded_once(django_db_setup, django_db_blocker, tmp_path_factory):
+    """`make run`'s load, once for this module's tests (each rolls back its own changes); flushed afterwards."""
+    root = tmp_path_factory.mktemp("demo-load")
+    with (
+        override_settings(MEDIA_ROOT=root / "media"),
+        pytest.MonkeyPatch.context() as patch,
+        django_db_blocker.unblock(),
+    ):
+        patch.setenv("REFIG_PPTBENCH_SCORES", str(root / "absent.csv"))
+        out = io.StringIO()
+        call_command("load_sample_data", stdout=out)
+        yield root, out.getvalue()
+        call_command("flush", interactive=False, stdout=io.StringIO())
+
+
 @pytest.fixture
-def loaded(db, monkeypatch, tmp_path, settings):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    monkeypatch.setenv("REFIG_PPTBENCH_SCORES", str(tmp_path / "absent.csv"))
-    out = io.StringIO()
-    call_command("load_sample_data", stdout=out)
-    return out.getvalue()
+def loaded(loaded_once, db, settings, monkeypatch):
+    root, output = loaded_once
+    settings.MEDIA_ROOT = root / "media"
+    monkeypatch.setenv("REFIG_PPTBENCH_SCORES", str(root / "absent.csv"))
+    return output
 
 
 def _export(name: str) -> dict:

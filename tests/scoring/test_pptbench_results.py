@@ -178,6 +178,10 @@ def test_paper_pptbench_bundle(imported, tmp_path):
     assert (tmp_path / "pptbench-outcomes.pdf").read_bytes().startswith(b"%PDF")
     tex = (tmp_path / "pptbench-issue-penalties.tex").read_text()
     assert f"% {PPTBENCH_ATTRIBUTION}" in tex and "unexpected\\_wrap" in tex
+    # printed at the paper's precision: Table 7's penalty with one decimal, Table 9's mean and median with two
+    assert "5723.9 " in tex and "5723.90" not in tex
+    menus = (tmp_path / "pptbench-menus.tex").read_text()
+    assert "28.18 " in menus and "24.38 " in menus and "28.180" not in menus
     readme = (tmp_path / "REPRODUCTION.md").read_text()
     assert readme.count(f"- Note: {PPTBENCH_ATTRIBUTION}") == 4
     # No per-judge gate repeats in the release: listed with how to give them, not a crash.
