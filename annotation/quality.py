@@ -21,8 +21,6 @@ from collections.abc import Hashable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-from statsmodels.stats import inter_rater
 
 ALL_REVIEWERS = "all"  # reviewer_a of the gate-review-agreement row holding Fleiss' κ over every reviewer
 
@@ -74,6 +72,8 @@ def fleiss_kappa(counts) -> float:
     """Fleiss' κ from an (subjects × categories) matrix of how many raters put each subject in each category; every
     subject must have the same number of raters (≥ 2). statsmodels' implementation (as bt_elo.agreement uses), guarded:
     NaN with no subjects or when every rating falls in one category (statsmodels would divide by zero)."""
+    from statsmodels.stats import inter_rater
+
     table = np.asarray(counts, dtype=float)
     if table.ndim != 2 or table.shape[0] == 0:
         return float("nan")
@@ -144,6 +144,8 @@ def rating_agreement(ratings: pd.DataFrame) -> pd.DataFrame:
     """The `rating-agreement` table from one row per rating (artifact, axis, rater, rater_kind, run, rating): per axis
     and judge (a rater of kind "judge"), over the artifacts both humans and that judge rated, the human mean rating per
     artifact against the judge's mean over its runs: Spearman ρ, Pearson r and the mean absolute difference."""
+    from scipy import stats  # on use: scipy.stats costs about 1 s at every process start
+
     human = ratings[ratings["rater_kind"] == "human"].groupby(["axis", "artifact"])["rating"].mean()
     judges = ratings[ratings["rater_kind"] == "judge"].groupby(["axis", "rater", "artifact"])["rating"].mean()
     rows = []
@@ -261,6 +263,8 @@ def rating_cross_judge(ratings: pd.DataFrame) -> pd.DataFrame:
     that both rated every system (configuration) rated on that axis by any judge, Kendall τ (scipy's τ-b) between
     their system means (rating_system_means, OVERALL) with its p-value, and the systems whose rank moves as
     "system a→b" (rank under family_a → under family_b; 1 = best). A family missing a system takes part in no pair."""
+    from scipy import stats  # on use: scipy.stats costs about 1 s at every process start
+
     judged = ratings[ratings["rater_kind"] == "judge"]
     means = rating_system_means(judged)
     means = means[means["category"] == OVERALL]

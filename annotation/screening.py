@@ -17,7 +17,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import cohen_kappa_score
 
 ACCEPTED, REJECTED, UNDECIDED = "accepted", "rejected", "undecided"
 ACCEPT, REJECT = "accept", "reject"  # a decision as the screen, the API and the decisions table name it
@@ -57,6 +56,8 @@ def screening_summary(decisions: pd.DataFrame, candidates: Sequence[str]) -> pd.
 def decisions_kappa(a: Sequence[bool], b: Sequence[bool]) -> float:
     """Cohen's κ of two screeners' decisions on the same figures (scikit-learn); NaN with no figures, or when chance
     agreement is already 1 (both gave one and the same decision throughout)."""
+    from sklearn.metrics import cohen_kappa_score  # on use: not at every process start
+
     a, b = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
     if a.size == 0 or len(set(a.tolist()) | set(b.tolist())) < 2:
         return float("nan")

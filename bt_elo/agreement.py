@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import cohen_kappa_score
-from statsmodels.stats.inter_rater import fleiss_kappa
 
 from bt_elo.bradley_terry import seeded_cluster_weights
 from corpus.protocol import (
@@ -164,6 +162,8 @@ def three_class_agreement(
 
 def _cohen(first, second, *, labels) -> float:
     """Cohen's κ (scikit-learn); NaN when undefined (no items, or chance agreement of 1)."""
+    from sklearn.metrics import cohen_kappa_score  # on use: not at every process start
+
     first, second = np.asarray(first), np.asarray(second)
     if first.size == 0 or (len(set(first)) == 1 and set(first) == set(second)):
         return np.nan
@@ -270,6 +270,8 @@ def _two_rater_cohen(labels: pd.DataFrame) -> float:
 
 
 def _fleiss(counts: np.ndarray) -> float:
+    from statsmodels.stats.inter_rater import fleiss_kappa
+
     m = counts.sum(axis=1)
     if np.all(m == m[0]):
         with np.errstate(invalid="ignore", divide="ignore"):

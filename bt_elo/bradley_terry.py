@@ -27,7 +27,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-import choix
 import numpy as np
 import pandas as pd
 from scipy.sparse import csr_matrix
@@ -266,6 +265,8 @@ def fit_bradley_terry(comparisons: pd.DataFrame, *, configurations=None, ties: s
 
 
 def _ratings_from_matrix(w: np.ndarray, configurations: tuple[str, ...]) -> Ratings:
+    import choix  # on use: it imports scipy.stats, about 1 s at every process start
+
     diagnostics = graph_diagnostics(w, configurations)
     alpha = 0.0 if diagnostics.connected else REGULARISATION_ALPHA
     beta = choix.ilsr_pairwise_dense(w, alpha=alpha, max_iter=_CHOIX_MAX_ITER, tol=_CHOIX_TOL)

@@ -13,7 +13,7 @@ from core.roles import COORDINATOR, RESEARCHER
 from core.tables import TABLES, frame_html, table_frame
 from scoring import selectors as scoring_selectors
 
-from . import plots, selectors, services, tasks
+from . import selectors, services, tasks
 
 AUTOMATED_TABLES = (
     "config-scores",
@@ -57,6 +57,13 @@ AGREEMENT_TABLES = (
     "rating-agreement",
     "rating-consistency",
 )
+
+
+def _plots():
+    """The plot module, imported with the first plot: matplotlib costs about 0.6 s at every process start otherwise."""
+    from . import plots
+
+    return plots
 
 
 # Which plot draws which table, on the pages and at /results/plot/<name>.<fmt>.
@@ -109,7 +116,7 @@ def _table_blocks(names, params) -> list[dict]:
         if name in PLOT_OF_TABLE:
             plot = PLOT_OF_TABLE[name]
             block["plot"] = {
-                fmt: reverse("bt_elo:plot", kwargs={"name": plot, "fmt": fmt}) + f"?{query}" for fmt in plots.FORMATS
+                fmt: reverse("bt_elo:plot", kwargs={"name": plot, "fmt": fmt}) + f"?{query}" for fmt in _plots().FORMATS
             }
         blocks.append(block)
     return blocks
@@ -194,7 +201,7 @@ class PlotView(RoleRequiredMixin, View):
     roles = (COORDINATOR, RESEARCHER)
 
     def get(self, request, name: str, fmt: str):
-        if fmt not in plots.FORMATS:
+        if fmt not in _plots().FORMATS:
             raise Http404("format")
         p = _params(request)
         asked = request.GET.get("study")
@@ -207,8 +214,8 @@ class PlotView(RoleRequiredMixin, View):
         except NotFound as error:  # an unknown study or judge
             raise Http404(error.detail) from None
         except AppError as error:  # no data to draw yet: say so in the image
-            body = plots.message_plot(str(error), fmt)
-        response = HttpResponse(body, content_type=plots.FORMATS[fmt])
+            body = _plots().message_plot(str(error), fmt)
+        response = HttpResponse(body, content_type=_plots().FORMATS[fmt])
         if request.GET.get("download"):
             suffix = f"-{p['study']}" if p["study"] and name in PLOTS_NEEDING_STUDY else ""
             response["Content-Disposition"] = f'attachment; filename="{name}{suffix}.{fmt}"'
@@ -217,23 +224,23 @@ class PlotView(RoleRequiredMixin, View):
     @staticmethod
     def _study_plan(request, fmt: str) -> bytes:
         plan = selectors.study_plan(**request.GET.dict())  # the planner's query (its bounds checked there)
-        return plots.study_plan_plot(plan.summary, plan.swaps, fmt)
+        return _plots().study_plan_plot(plan.summary, plan.swaps, fmt)
 
     @staticmethod
     def draw(name: str, p: dict, fmt: str) -> bytes:
         if name == "elo":
             configurations = agent_selectors.configuration_frame().rename(columns={"slug": "configuration"})
-            return plots.elo_plot(selectors.elo_table(study=p["study"]), configurations, fmt)
+            return _plots().elo_plot(selectors.elo_table(study=p["study"]), configurations, fmt)
         if name == "coverage":
-            return plots.coverage_plot(annotation_selectors.coverage_frame(study=p["study"]), fmt)
+            return _plots().coverage_plot(annotation_selectors.coverage_frame(study=p["study"]), fmt)
         if name == "agreement":
-            return plots.agreement_plot(selectors.agreement_margin_table(**p), _human_baseline(p["study"]), fmt)
+            return _plots().agreement_plot(selectors.agreement_margin_table(**p), _human_baseline(p["study"]), fmt)
         if name == "scores":
-            return plots.score_distribution_plot(scoring_selectors.scores_frame(judge=p["judge"]), fmt)
+            return _plots().score_distribution_plot(scoring_selectors.scores_frame(judge=p["judge"]), fmt)
         if name == "judge-runs":
-            return plots.judge_runs_plot(scoring_selectors.judge_runs_table(judge=p["judge"]), fmt)
+            return _plots().judge_runs_plot(scoring_selectors.judge_runs_table(judge=p["judge"]), fmt)
         if name == "paired-effects":
-            return plots.paired_effects_plot(
+            return _plots().paired_effects_plot(
                 scoring_selectors.paired_effects_table(judge=p["judge"], run=p["run"]), fmt
             )
         from .paper import Unsupported, figure_draw
@@ -243,7 +250,7 @@ class PlotView(RoleRequiredMixin, View):
         except LookupError:
             raise Http404("unknown plot") from None
         except Unsupported as error:  # e.g. a rating figure asked of a pairwise study: say so in the image
-            return plots.message_plot(str(error), fmt)
+            return _plots().message_plot(str(error), fmt)
 
 
 class LiveLeaderboardView(RoleRequiredMixin, View):

@@ -32,10 +32,11 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from typing import Protocol as TypingProtocol
 
-import openai
+if TYPE_CHECKING:  # imported where a call is made: openai costs about 0.5 s at every process start otherwise
+    import openai
 
 from scoring.rubric import JudgeReply, JudgeReplyError, Rubric, prompt_hash, validate_reply
 
@@ -311,6 +312,8 @@ class JudgeClient:
     # --- internals --------------------------------------------------------------------------------
 
     def _new_connection(self, api_key: str) -> openai.OpenAI:
+        import openai
+
         s = self.settings
         return openai.OpenAI(base_url=s.base_url, api_key=api_key, timeout=s.timeout_seconds, max_retries=0)
 
@@ -388,6 +391,8 @@ class JudgeClient:
         return request
 
     def _call(self, client: openai.OpenAI, request: dict) -> tuple[str, int, int, int]:
+        import openai
+
         """One HTTP request: (reply text, input, output, total tokens), or ``_AttemptFailed``."""
         try:
             if self.settings.protocol == "responses":

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from statsmodels.stats import inter_rater
 
 # PPTBench's scores.csv (DESIGN data contract 4): one row per task and candidate. The importer requires these columns
 # and every PPTBench table reads frames of this shape.
@@ -88,6 +87,8 @@ def gate_repeatability(scores: pd.DataFrame, *, rounds: int = JUDGE_ROUNDS) -> p
     """Repeatability of the gate over PPTBench's judge rounds, per candidate: n tasks, the share where every round
     agrees (gate_count 0 or `rounds`), Fleiss' κ with the rounds as raters and gate / no gate as the categories
     (statsmodels; NaN when every round of every task says the same), and how many tasks flipped (rounds disagree)."""
+    from statsmodels.stats import inter_rater  # on use: not at every process start
+
     rows = []
     for candidate, frame in scores.groupby("candidate_id", sort=True):
         gated = frame["gate_count"].astype(int).to_numpy()

@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as scipy_stats
 
 PROTOCOL_VERSION = "pptbench-v1"
 PROTOCOL_PATH = Path(__file__).resolve().parent / "rubrics" / f"{PROTOCOL_VERSION}.json"
@@ -349,6 +348,8 @@ def detail_sensitivity(scores: pd.DataFrame, *, reference: str = PUBLISHED.name)
     scores, the median and largest absolute change of a configuration's mean score (points), and how many
     configuration pairs change order (strictly ordered one way under the reference, strictly the other way under the
     policy) out of all pairs."""
+    from scipy import stats as scipy_stats  # on use: not at every process start
+
     means = scores.groupby(["policy", "candidate_id"])["total_score"].mean().unstack("candidate_id")
     tasks = scores.groupby("policy")["task_id"].nunique()
     base = means.loc[reference]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats as scipy_stats
 
 from agents.configurations import EFFORT_ORDER, effort_rank
 from corpus.protocol import (
@@ -307,6 +306,8 @@ def judge_repeatability(repeats: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]
 def process_correlations(scores: pd.DataFrame, process: pd.DataFrame) -> pd.DataFrame:
     """Paper Table 10 (correlations): across configurations, Pearson r and Spearman ρ between the mean score (every
     task, gated as 0) and the mean review / revision turns over the tasks the process file gives."""
+    from scipy import stats as scipy_stats  # on use: not at every process start
+
     means = scores.groupby("candidate_id")["total_score"].mean()
     turns = process.groupby("candidate_id")[list(PROCESS_METRICS)].mean()
     joined = turns.join(means.rename("score"), how="inner")

@@ -11,7 +11,6 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from corpus.protocol import RUBRIC_AXES, SCORE_BOOTSTRAP_RESAMPLES, SCORE_BOOTSTRAP_SEED
 
@@ -27,7 +26,8 @@ class NoJudgeScores(ValueError):
     """A table that needs judge scores asked before there are any."""
 
 
-_CORRELATIONS = {"pearson": sps.pearsonr, "spearman": sps.spearmanr, "kendall": sps.kendalltau}
+# scipy.stats' function of each kind, looked up on use: importing scipy.stats costs about 1 s at every process start.
+_CORRELATIONS = {"pearson": "pearsonr", "spearman": "spearmanr", "kendall": "kendalltau"}
 
 
 def correlation(kind: str, x, y) -> tuple[float, float]:
@@ -36,7 +36,9 @@ def correlation(kind: str, x, y) -> tuple[float, float]:
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return np.nan, np.nan
-    result = _CORRELATIONS[kind](x, y)
+    from scipy import stats
+
+    result = getattr(stats, _CORRELATIONS[kind])(x, y)
     return float(result.statistic), float(result.pvalue)
 
 
