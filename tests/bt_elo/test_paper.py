@@ -182,14 +182,17 @@ def test_papers_name_registered_tables_and_drawable_figures():
 
 
 def test_latex_table_escapes_and_rounds():
-    frame = pd.DataFrame({"name_x": ["a_b & c"], "share": [0.12345], "value": [1.5]})
+    frame = pd.DataFrame(
+        {"name_x": ["a_b & c", "d"], "share": [0.12345, 0.5], "value": [1.5, 2.25], "fine": [1 / 3, 2.0]}
+    )
     frame.attrs["notes"] = ["κ − note"]
     item = TableItem("t", "Δ caption 50%", percent=("share",))
     text = latex_table(frame, item, notes=frame.attrs["notes"], label="t")
     assert "\\caption{Delta caption 50\\%}" in text
-    assert "a\\_b \\& c & 12.3 & 1.500" in text
+    # shares in percent with one decimal; other columns at the precision their values carry, at most three decimals
+    assert "a\\_b \\& c & 12.3 & 1.50 & 0.333" in text and "d & 50.0 & 2.25 & 2.000" in text
     assert text.count("kappa - note") == 1 and text.isascii()
-    assert list(present(frame, item).columns) == ["name_x", "share", "value"]
+    assert list(present(frame, item).columns) == ["name_x", "share", "value", "fine"]
 
 
 @pytest.mark.django_db
