@@ -7,8 +7,8 @@ from django.core.management.base import BaseCommand, CommandError
 from core.errors import AppError
 from scoring import batch_runs, judge_runs, services, tasks
 from scoring.judge_batch import BatchError
-from scoring.judge_client import JudgeSettings
 from scoring.judge_pacing import PacingSettings, Progress, progress_line
+from scoring.management.judge_options import add_judge_arguments, judge_family, judge_settings
 from scoring.models import JudgeRun
 
 LOG_LINE_SECONDS = 10  # the progress line's period when stderr is not a terminal
@@ -18,31 +18,7 @@ class Command(BaseCommand):
     help = "Judge gate-passed artifacts with a multimodal model under the rubric; resumable (ok records are skipped)."
 
     def add_arguments(self, parser):
-        parser.add_argument("--judge-model", required=True)
-        parser.add_argument("--base-url", required=True)
-        parser.add_argument("--run", required=True, type=int)
-        parser.add_argument("--family", help="judge family (default: the model id's first dash-separated part)")
-        parser.add_argument("--configuration")
-        parser.add_argument("--limit", type=int)
-        parser.add_argument(
-            "--protocol",
-            choices=["responses", "chat"],
-            default="responses",
-            help="responses: hosted judge; chat: OpenAI-compatible server (vLLM)",
-        )
-        parser.add_argument(
-            "--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the key ('' for none)"
-        )
-        parser.add_argument("--reasoning-effort")
-        parser.add_argument(
-            "--thinking",
-            choices=["on", "off"],
-            help="chat protocol: switch a local judge's thinking on or off (vLLM chat_template_kwargs.enable_thinking); "
-            "default: the chat template's own",
-        )
-        parser.add_argument("--temperature", type=float)
-        parser.add_argument("--timeout", type=float, default=600)
-        parser.add_argument("--max-attempts", type=int, default=4)
+        add_judge_arguments(parser)
         parser.add_argument(
             "--concurrency",
             type=int,
@@ -60,8 +36,6 @@ class Command(BaseCommand):
             default=judge_runs.JUDGE_LEASE_SECONDS,
             help="seconds after which a killed command's claims are taken over",
         )
-        parser.add_argument("--price-input", type=float, help="USD per million input tokens")
-        parser.add_argument("--price-output", type=float, help="USD per million output tokens")
         parser.add_argument("--rubric", default="refig-v1")
         parser.add_argument("--enqueue", action="store_true", help="send one task per artifact to the judge queue")
         parser.add_argument(
@@ -72,27 +46,10 @@ class Command(BaseCommand):
         )
         parser.add_argument("--no-wait", action="store_true", help="with --batch: submit or poll once, then return")
         parser.add_argument("--poll-interval", type=float, default=60, help="with --batch: seconds between polls")
-        parser.add_argument(
-            "--pause", action="store_true", help="pause this judge run (running judges stop after their current calls)"
-        )
-        parser.add_argument("--no-progress", action="store_true")
 
     def handle(self, *args, **o):
         try:
-            settings = JudgeSettings(
-                protocol=o["protocol"],
-                base_url=o["base_url"],
-                model=o["judge_model"],
-                api_key_env=o["api_key_env"],
-                reasoning_effort=o["reasoning_effort"],
-                temperature=o["temperature"],
-                thinking=None if o["thinking"] is None else o["thinking"] == "on",
-                timeout_seconds=o["timeout"],
-                max_attempts=o["max_attempts"],
-                concurrency=o["concurrency"] or 4,
-                price_input_per_mtok=o["price_input"],
-                price_output_per_mtok=o["price_output"],
-            )
+            settings = judge_settings(o, concurrency=o["concurrency"] or 4)
             pacing = PacingSettings(
                 start_concurrency=o["concurrency"] or min(2, o["max_concurrency"]),
                 max_concurrency=o["concurrency"] or o["max_concurrency"],
@@ -107,7 +64,7 @@ class Command(BaseCommand):
                 raise ValueError("--claim-lease must be positive")
             judge_run = services.judge_run_ensure(
                 judge=o["judge_model"],
-                family=o["family"] or o["judge_model"].split("-")[0],
+                family=judge_family(o),
                 run=o["run"],
                 rubric_version=o["rubric"],
                 protocol=o["protocol"],
