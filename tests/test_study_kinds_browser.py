@@ -106,6 +106,9 @@ def create_studies(page, base: str, annotator_pk: int) -> None:
 
 
 def assign(page, annotator_pk: int) -> None:
+    # The live leaderboard and stability panels above fill in from their first fetch and push the forms down: click
+    # once they have (as a coordinator would, after the page settles), not while the layout is still moving.
+    page.wait_for_load_state("networkidle")
     form = page.locator("form:has(input[name=action][value=annotators])")
     form.locator(f"input[name=annotators][value='{annotator_pk}']").check()
     form.locator("button[type=submit]").click()
