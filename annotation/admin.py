@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import Comparison, Item, Lease, Study
+from .models import Comparison, Item, Lease, ScreeningDecision, Study
 
 
 @admin.register(Study)
@@ -60,6 +60,23 @@ class ComparisonAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         return [f.name for f in Comparison._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(ScreeningDecision)
+class ScreeningDecisionAdmin(admin.ModelAdmin):
+    """Screening decisions stay on record for audit, rejections included: read-only here, like votes."""
+
+    list_display = ("study", "figure", "annotator", "accepted", "reason", "decided_at")
+    list_filter = ("study", "accepted")
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in ScreeningDecision._meta.fields]
 
     def has_add_permission(self, request):
         return False

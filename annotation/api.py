@@ -216,9 +216,18 @@ class StudyOutputSerializer(serializers.Serializer):
 class StudyListApi(APIView):
     class InputSerializer(serializers.ModelSerializer):
         """The study's settings come from the model (defaults, limits, help): one place. `kind`: pairwise (default),
-        gate_review or rating; the latter two take a description and a seed of the settings, and rating its axes."""
+        gate_review, rating or screening; all but pairwise take a description and a seed of the settings, rating its
+        axes; screening takes no configurations (the service says so when a kind needs them and has none)."""
 
-        configurations = serializers.ListField(child=serializers.CharField(), min_length=1)
+        configurations = serializers.ListField(
+            child=serializers.CharField(), required=False, default=list, help_text="every kind but screening"
+        )
+        from_screening = serializers.CharField(
+            required=False, help_text="exactly the figures this screening study accepted by majority"
+        )
+        stratify = serializers.CharField(
+            required=False, help_text="gate-review and rating studies: figure_sample stratified by this attribute"
+        )
         rating_axes = serializers.ListField(
             child=serializers.CharField(max_length=60), required=False, help_text="rating studies: the axes rated 0-5"
         )
@@ -246,6 +255,8 @@ class StudyListApi(APIView):
                 "figures",
                 "figure_fields",
                 "figure_sample",
+                "from_screening",
+                "stratify",
                 "rating_axes",
                 *services.STUDY_SETTINGS,
             )

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
@@ -355,3 +356,39 @@ def test_the_screening_rules_are_pure():
     code = "import sys, annotation.screening; print(sorted({m.split('.')[0] for m in sys.modules} & {'django', 'rest_framework', 'celery'}))"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+@pytest.mark.django_db
+def test_the_api_creates_a_screening_study_and_seeds_one_from_it_and_the_admin_only_shows_decisions():
+    figs, _, _ = build_corpus(figures=4, configurations=SLUGS[:2])
+    boss = Client()
+    boss.force_login(coordinator())
+    created = boss.post(
+        "/api/studies/",
+        {"name": "api-screen", "kind": "screening", "figures": [f.task_id for f in figs[:3]]},
+        content_type="application/json",
+    )
+    assert created.status_code == 201 and created.json()["kind"] == "screening"
+    study = Study.objects.get(name="api-screen")
+    screener = annotator("api-screener")
+    study.annotators.add(screener)
+    for figure, accepted in zip(figs[:3], (True, True, False), strict=True):
+        _decide(study, figure, screener, accepted, "" if accepted else "not an overview figure")
+    seeded = boss.post(
+        "/api/studies/",
+        {"name": "api-seeded", "configurations": list(SLUGS[:2]), "from_screening": "api-screen"},
+        content_type="application/json",
+    )
+    assert seeded.status_code == 201
+    assert {f.task_id for f in Study.objects.get(name="api-seeded").figures.all()} == {f.task_id for f in figs[:2]}
+    refused = boss.post("/api/studies/", {"name": "no-configs"}, content_type="application/json")
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid"  # a pairwise study needs them
+
+    staff = Client()
+    staff.force_login(get_user_model().objects.create_superuser("root-admin", password="x"))
+    listing = staff.get("/admin/annotation/screeningdecision/")
+    assert listing.status_code == 200 and "not an overview figure" in listing.content.decode()
+    assert staff.get("/admin/annotation/screeningdecision/add/").status_code == 403
+    decision = ScreeningDecision.objects.filter(accepted=False).get()
+    change = staff.get(f"/admin/annotation/screeningdecision/{decision.pk}/change/").content.decode()
+    assert 'name="reason"' not in change and 'name="accepted"' not in change  # shown, not editable
