@@ -15,7 +15,7 @@ DEMO ?= 1
 # PYTHONDONTWRITEBYTECODE=1 every command recompiled Django, pandas and SciPy in memory, 3-4 s per process.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run test screenshots bench soak faults setup lock sample lint clean
+.PHONY: run test screenshots bench bench-paper soak faults setup lock sample lint clean
 
 # The locked uv, installed by pip unless it is there: the base interpreter's pip, or the venv's own (ensurepip) where
 # that one is too old for --python.
@@ -74,6 +74,12 @@ screenshots: setup
 
 bench: setup
 	CELERY_TASK_ALWAYS_EAGER=1 $(PY) -m pytest -q -s tests/benchmarks -p no:cacheprovider
+
+# A whole ReFigBench-sized study, rendering by 1 then 2 real render workers included, timed phase by phase (about
+# 35-50 min here; REFIG_BENCH_PAPER_SCALE=0.1 runs a tenth). Needs Redis and LibreOffice; DATABASE_URL for PostgreSQL.
+bench-paper: setup
+	REFIG_BENCH_PAPER_SCALE=$${REFIG_BENCH_PAPER_SCALE:-1} CELERY_BROKER_URL=$${CELERY_BROKER_URL:-redis://127.0.0.1:6379/10} \
+	  CELERY_TASK_ALWAYS_EAGER=1 $(PY) -m pytest -q -s tests/benchmarks/test_bench_paper.py -p no:cacheprovider
 
 # Fault tests alone (they also run in `make test`); set DATABASE_URL to PostgreSQL for the outage and backup tests.
 faults: setup

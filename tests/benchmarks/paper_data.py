@@ -16,6 +16,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,22 +42,27 @@ class PaperData:
     judge_records: Path
     battles: Path
     slugs: tuple[str, ...]
+    figures: int = FIGURES
 
     @property
     def task_ids(self) -> list[str]:
-        return [f"task-{i:04d}" for i in range(FIGURES)]
+        return [f"task-{i:04d}" for i in range(self.figures)]
 
 
 def slug_of(i: int) -> str:
     return f"cfg-{i:02d}-{'specialized' if i % 2 else 'direct'}"
 
 
-def generate(root: Path) -> PaperData:
-    decks = [require_shared(PPTX_REAL / "python-pptx" / name) for name in DECKS]
+def generate(
+    root: Path, *, figures: int = FIGURES, votes: int = VOTES, deck: Callable[[Path, int, int], None] | None = None
+) -> PaperData:
+    """The study's input files under `root`; `deck(path, configuration, figure)` writes each deck (by default a hard
+    link to one of a few real decks), `figures` and `votes` scale it down (tests/benchmarks/test_bench_paper.py)."""
+    decks = [] if deck else [require_shared(PPTX_REAL / "python-pptx" / name) for name in DECKS]
     images, runs = root / "images", root / "runs"
     images.mkdir(parents=True)
     rows = []
-    for i in range(FIGURES):
+    for i in range(figures):
         buffer = io.BytesIO()
         Image.new("RGB", (96, 64), (i % 251, (i * 7) % 253, (i * 13) % 255)).save(buffer, format="PNG")
         data = buffer.getvalue()
@@ -92,15 +98,18 @@ def generate(root: Path) -> PaperData:
         )
     )
     for c, slug in enumerate(slugs):
-        for i in range(FIGURES):
+        for i in range(figures):
             folder = runs / slug / f"task-{i:04d}"
             folder.mkdir(parents=True)
-            os.link(decks[(c + i) % len(decks)], folder / "output.pptx")
+            if deck:
+                deck(folder / "output.pptx", c, i)
+            else:
+                os.link(decks[(c + i) % len(decks)], folder / "output.pptx")
     judge = root / "judge.jsonl"
     with judge.open("w") as handle:
         for (name, family), run in itertools.product(JUDGES, RUNS):
             for c, slug in enumerate(slugs):
-                for i in range(FIGURES):
+                for i in range(figures):
                     shift = (c * 3 + i * 7 + run) % 5
                     subscores = {axis: max(0, top - shift - (c % 3)) for axis, top in AXES.items()}
                     handle.write(
@@ -129,16 +138,16 @@ def generate(root: Path) -> PaperData:
             ["comparison_id", "study", "task_id", "annotator", "config_a", "config_b", "left_config", "outcome"]
             + ["reason", "created_at", "dwell_ms"]
         )
-        for n in range(VOTES):
+        for n in range(votes):
             x, y = pairs[n % len(pairs)]
             a, b = (x, y) if n % 2 else (y, x)
             outcome = ("a", "b", "a", "tie_success", "b", "tie_failure")[n % 6]
-            figure = (n * 7 + n // len(pairs)) % FIGURES
+            figure = (n * 7 + n // len(pairs)) % figures
             writer.writerow(
                 [f"vote-{n}", STUDY, f"task-{figure:04d}", f"ann-{n % 12}", a, b, a, outcome, "clearer"]
                 + [f"2026-01-{1 + n % 28:02d}T10:{n % 60:02d}:00Z", 4000 + n % 9000]
             )
-    return PaperData(root, manifest, images, configurations, runs, judge, battles, slugs)
+    return PaperData(root, manifest, images, configurations, runs, judge, battles, slugs, figures)
 
 
 # --- measuring ----------------------------------------------------------------------------------
