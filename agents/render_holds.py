@@ -80,8 +80,7 @@ def artifacts_render_sweep(*, enqueue: Callable[[list[int]], object]) -> int:
     again. Returns how many artifacts were sent."""
     now = timezone.now()
     lapsed = list(Artifact.objects.filter(render_claimed_until__lt=now).order_by("pk").values_list("pk", flat=True))
-    for start in range(0, len(lapsed), render.DEFAULT_BATCH_SIZE):
-        batch = lapsed[start : start + render.DEFAULT_BATCH_SIZE]
+    for batch in render.message_batches(lapsed):
         with transaction.atomic():
             Artifact.objects.filter(pk__in=batch, render_claimed_until__lt=now).update(render_claimed_until=None)
             enqueue(batch)

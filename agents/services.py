@@ -508,10 +508,10 @@ def artifacts_render(
             out_dirs = [Path(tmp) / str(i) for i in range(len(pending))]
             for out_dir in out_dirs:
                 out_dir.mkdir()
-            results = renderer.render_many(paths, out_dirs=out_dirs)
             environment = render_environment_record(provenance=renderer.provenance)
-            for artifact, result in zip(pending, results):
-                _store_rendering(artifact, result, environment)
+            # Each rendering is stored as soon as it is made, while LibreOffice converts the next deck.
+            for i, result in renderer.render_iter(paths, out_dirs=out_dirs):
+                _store_rendering(pending[i], result, environment)
     finally:
         if owned:
             renderer.close()

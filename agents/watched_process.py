@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,9 +31,16 @@ class ProcessRun:
 
 
 def run_watched(
-    cmd: list[str], *, timeout: float, cwd: Path, progress_dir: Path | None = None, env: dict[str, str] | None = None
+    cmd: list[str],
+    *,
+    timeout: float,
+    cwd: Path,
+    progress_dir: Path | None = None,
+    env: dict[str, str] | None = None,
+    cancel: threading.Event | None = None,
 ) -> ProcessRun:
-    """Run ``cmd`` in its own session; on timeout kill its whole process group.
+    """Run ``cmd`` in its own session; on timeout, or when ``cancel`` is set (from another thread), kill its whole
+    process group.
 
     With ``progress_dir``, the deadline restarts whenever the command writes to stdout/stderr or
     a new file appears there, so a batch of N files gets ``timeout`` per file, not in total.
@@ -48,6 +56,8 @@ def run_watched(
         try:
             while True:
                 remaining = deadline - time.monotonic()
+                if cancel is not None and cancel.is_set():
+                    break  # killed below, as the process has not ended
                 if remaining <= 0:
                     timed_out = True
                     break

@@ -20,9 +20,12 @@ from pptx.enum.shapes import MSO_SHAPE
 from pptx.util import Emu, Inches, Pt
 
 from agents.render import (
+    DEFAULT_BATCH_SIZE,
     DEFAULT_LONG_EDGE,
     DEFAULT_THUMBNAIL_LONG_EDGE,
+    MIN_MESSAGE_BATCH,
     LibreOfficeRenderer,
+    message_batches,
 )
 from tests.agents import hostile
 from tests.agents.render_helpers import render_pptx, strip_png_metadata
@@ -324,6 +327,64 @@ def test_hanging_file_in_a_batch_times_out_alone(tmp_path):
     fake_pids = [int(line) for line in (tmp_path / "fake.pids").read_text().split()]
     assert len(fake_pids) == 2  # the batch and the lone retry both hung
     assert all(live_group_members(pgid) == [] for pgid in fake_pids)
+
+
+def gated_soffice(tmp_path: Path) -> Path:
+    """A stand-in soffice that 'converts' each deck at once except those containing WAIT, which it converts only once
+    the file ``go`` exists (it writes ``waiting`` and its pid first), within 30 s."""
+    one_page = tmp_path / "one-page.pdf"
+    Image.new("RGB", (400, 300), "white").save(one_page)
+    return fake_soffice(
+        tmp_path,
+        f'if grep -q WAIT "$a"; then echo $$ > {tmp_path}/waiting; n=0; '
+        f"while [ ! -e {tmp_path}/go ] && [ $n -lt 300 ]; do sleep 0.1; n=$((n+1)); done; fi; "
+        f'cp {one_page} "$pdf"',
+    )
+
+
+def plain_decks(tmp_path: Path, bodies: list[bytes]) -> list[Path]:
+    decks = []
+    for i, body in enumerate(bodies):
+        deck = tmp_path / f"in{i}" / "output.pptx"
+        deck.parent.mkdir()
+        deck.write_bytes(body)
+        decks.append(deck)
+    return decks
+
+
+def test_a_batch_hands_over_each_rendering_while_libreoffice_converts_the_next(tmp_path):
+    """Deck 0 is done while LibreOffice still waits on deck 2: it comes out then, not at the end of the batch."""
+    decks = plain_decks(tmp_path, [b"ok", b"ok", b"WAIT", b"ok"])
+    with LibreOfficeRenderer(soffice=str(gated_soffice(tmp_path)), timeout=30.0) as fake_renderer:
+        seen = []
+        for i, result in fake_renderer.render_iter(decks, out_dirs=[tmp_path / f"out{i}" for i in range(4)]):
+            seen.append((i, result.ok, (tmp_path / "go").exists()))
+            if i == 0:
+                assert (tmp_path / "waiting").exists()  # LibreOffice is still on deck 2
+                (tmp_path / "go").touch()
+    assert seen[0] == (0, True, False)
+    assert sorted(seen) == [(0, True, False), (1, True, True), (2, True, True), (3, True, True)]
+
+
+def test_leaving_a_batch_early_stops_libreoffice(tmp_path):
+    decks = plain_decks(tmp_path, [b"ok", b"ok", b"WAIT", b"ok"])
+    with LibreOfficeRenderer(soffice=str(gated_soffice(tmp_path)), timeout=30.0) as fake_renderer:
+        batch = fake_renderer.render_iter(decks, out_dirs=[tmp_path / f"out{i}" for i in range(4)])
+        first, _ = next(batch)
+        batch.close()
+        pid = int((tmp_path / "waiting").read_text())
+        assert first == 0
+        assert live_group_members(pid) == []  # stopped, not waiting out its 30 s
+        assert not list(fake_renderer.scratch_dir.glob("batch-*"))  # its staged decks and PDFs are gone
+
+
+def test_render_messages_are_full_batches_and_a_small_set_is_shared_between_workers():
+    assert [len(b) for b in message_batches(list(range(10_000)))] == [DEFAULT_BATCH_SIZE] * 100
+    assert [len(b) for b in message_batches(list(range(23)))] == [MIN_MESSAGE_BATCH, 3]
+    assert [len(b) for b in message_batches(list(range(250)))] == [32] * 7 + [26]  # eight workers can share it
+    assert message_batches([]) == []
+    ids = list(range(1_234))
+    assert [pk for batch in message_batches(ids) for pk in batch] == ids
 
 
 def test_hostile_and_corrupt_decks_in_one_batch_fail_alone_without_naming_inputs(tmp_path):

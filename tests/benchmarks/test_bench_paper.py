@@ -3,8 +3,8 @@
 1,000 figures, ten configurations, 10,000 distinct one-slide decks (python-pptx, tests/benchmarks/test_render_bench.py's
 figure decks, one seed per artifact), 60,000 judge records, 4,270 votes (tests/benchmarks/paper_data.py), then every
 table. Each phase runs the app's own way: the import services, `audit_artifacts --no-render`, real Celery render workers
-in subprocesses fed over the broker in batches of 20 (as `audit_artifacts --enqueue` sends them), the study's pool, the
-table exports.
+in subprocesses fed over the broker in the batches `audit_artifacts --enqueue` sends (agents.render.message_batches),
+the study's pool, the table exports.
 
 Rendering, 1 worker against 2: every deck is rendered once. The render batches alternate between two halves, so both
 hold the same mix of configurations and deck sizes; one Celery worker renders the first half, then two workers render
@@ -48,7 +48,7 @@ import pytest
 from django.core.management import call_command
 from django.db import transaction
 
-from agents.render import DEFAULT_BATCH_SIZE, LibreOfficeRenderer, pdf_batch_command
+from agents.render import DEFAULT_BATCH_SIZE, LibreOfficeRenderer, message_batches, pdf_batch_command
 from tests.benchmarks.paper_data import CONFIGURATIONS, FIGURES, VOTES, Measured, generate, measured
 from tests.benchmarks.test_paper_scale_bench import export_every_table
 from tests.benchmarks.test_render_bench import make_figure_deck
@@ -69,7 +69,7 @@ N_DECKS = N_FIGURES * CONFIGURATIONS
 # LibreOffice's sample: large enough that its start-up is a small share of the one-call figure, small enough that its
 # two rounds stay a few minutes at scale 1.
 SAMPLE = min(N_DECKS, max(40, min(400, N_DECKS // 5)))
-BATCH = DEFAULT_BATCH_SIZE  # what `audit_artifacts --enqueue` puts in one message (agents/management/commands)
+BATCH = DEFAULT_BATCH_SIZE  # the most `audit_artifacts --enqueue` puts in one message, and one LibreOffice call
 RENDER_SECONDS_PER_DECK_BOUND = 3.0  # a render phase that takes longer than this per deck has hung: fail, with logs
 
 TOTAL_GOAL_S = 30 * 60
@@ -368,7 +368,7 @@ def test_whole_study_with_rendering(tmp_path, settings):
     # The render batches as `audit_artifacts --enqueue` makes them, alternating between the halves.
     ids = sorted(artifact_ids_pending_audit(render=True))
     assert len(ids) == N_DECKS
-    batches = [ids[s : s + BATCH] for s in range(0, len(ids), BATCH)]
+    batches = message_batches(ids)
     halves = {1: batches[0::2], 2: batches[1::2]}
     paths = {
         pk: data.runs / slug / task / "output.pptx"

@@ -6,7 +6,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from agents import render_holds
+from agents import render, render_holds
 from agents.models import Artifact
 from agents.tasks import BATCH_SOFT_LIMIT
 from tests.factories import configuration_create, figure_create
@@ -81,7 +81,8 @@ def test_a_sweep_the_broker_refuses_leaves_the_hold_lapsed_for_the_next_sweep():
 
 def test_the_render_task_time_limit_covers_a_full_batch_and_stays_below_the_visibility_timeout(settings):
     timeout = settings.REFIG["RENDER_TIMEOUT_SECONDS"]
-    # 20 decks: one batch conversion plus each deck retried alone, each with its own timeout, plus start-up
-    assert BATCH_SOFT_LIMIT >= 21 * timeout
-    assert BATCH_SOFT_LIMIT + 60 < settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] / 4
+    # A full batch: one batch conversion plus each deck retried alone, each with its own timeout, plus start-up;
+    # the hard limit ends it well before the broker would hand its message to another worker.
+    assert BATCH_SOFT_LIMIT >= (render.DEFAULT_BATCH_SIZE + 1) * timeout
+    assert BATCH_SOFT_LIMIT + 60 < settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] / 2
     assert settings.CELERY_BEAT_SCHEDULE["agents-render-sweep"]["task"] == "agents.render_sweep"

@@ -1,10 +1,8 @@
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
-from agents import selectors, services, tasks
+from agents import render, selectors, services, tasks
 from agents.models import Artifact
-
-BATCH = 20
 
 
 class Command(BaseCommand):
@@ -27,8 +25,7 @@ class Command(BaseCommand):
         else:
             ids = selectors.artifact_ids_pending_audit(configuration=configuration, render=not no_render)
         if enqueue:
-            for start in range(0, len(ids), BATCH):
-                chunk = ids[start : start + BATCH]
+            for chunk in render.message_batches(ids):
                 if no_render:
                     for pk in chunk:
                         tasks.audit_artifact.delay(pk)
@@ -39,8 +36,9 @@ class Command(BaseCommand):
         bar = tqdm(total=len(ids), unit="artifact", desc="audit_artifacts", disable=no_progress, file=self.stderr._out)
         renderer = None if no_render else services.renderer_create()
         try:
-            for start in range(0, len(ids), BATCH):
-                batch = list(Artifact.objects.filter(pk__in=ids[start : start + BATCH]).order_by("pk"))
+            for start in range(0, len(ids), render.DEFAULT_BATCH_SIZE):
+                chunk = ids[start : start + render.DEFAULT_BATCH_SIZE]
+                batch = list(Artifact.objects.filter(pk__in=chunk).order_by("pk"))
                 audited = services.artifacts_audit(artifacts=batch, force=force)
                 if renderer is not None:
                     services.artifacts_render(artifacts=audited, force=force, renderer=renderer)
