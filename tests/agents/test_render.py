@@ -7,6 +7,7 @@ import io
 import os
 import shutil
 import struct
+import subprocess
 import tempfile
 import threading
 import zlib
@@ -23,9 +24,11 @@ from agents.render import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_LONG_EDGE,
     DEFAULT_THUMBNAIL_LONG_EDGE,
+    MAX_BATCH_SIZE,
     MIN_MESSAGE_BATCH,
     LibreOfficeRenderer,
     message_batches,
+    pdf_batch_command,
 )
 from tests.agents import hostile
 from tests.agents.render_helpers import render_pptx, strip_png_metadata
@@ -467,6 +470,21 @@ def test_half_written_pdf_of_a_killed_conversion_is_never_rasterised(tmp_path):
 
     assert (result.ok, result.reason) == (False, "render_timeout")
     assert not (tmp_path / "out" / "render.png").exists()
+
+
+@needs_fixtures
+def test_libreoffice_converts_every_deck_of_the_largest_batch(tmp_path):
+    """Past about 256 arguments LibreOffice ignores the rest and exits 0: the largest batch must be well inside."""
+    decks = tmp_path / "in"
+    decks.mkdir()
+    for n in range(MAX_BATCH_SIZE):
+        os.link(FIXTURES / "sld-blank.pptx", decks / f"deck-{n:04d}.pptx")
+    command = pdf_batch_command("soffice", tmp_path / "profile", tmp_path / "pdf", sorted(decks.iterdir()))
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    subprocess.run(command, check=True, capture_output=True, timeout=300, env=env)
+    assert len(list((tmp_path / "pdf").glob("deck-*.pdf"))) == MAX_BATCH_SIZE
+    with pytest.raises(ValueError, match="between 1 and"):
+        LibreOfficeRenderer(batch_size=MAX_BATCH_SIZE + 1)
 
 
 def test_mismatched_out_dirs_are_rejected(renderer, tmp_path):
