@@ -76,7 +76,7 @@ bench: setup
 	CELERY_TASK_ALWAYS_EAGER=1 $(PY) -m pytest -q -s tests/benchmarks -p no:cacheprovider
 
 # A whole ReFigBench-sized study, rendering by 1 then 2 real render workers included, timed phase by phase (about
-# 35-50 min here; REFIG_BENCH_PAPER_SCALE=0.1 runs a tenth). Needs Redis and LibreOffice; DATABASE_URL for PostgreSQL.
+# 18 min here; REFIG_BENCH_PAPER_SCALE=0.1 runs a tenth in about 4). Needs Redis and LibreOffice; DATABASE_URL for PostgreSQL.
 bench-paper: setup
 	REFIG_BENCH_PAPER_SCALE=$${REFIG_BENCH_PAPER_SCALE:-1} CELERY_BROKER_URL=$${CELERY_BROKER_URL:-redis://127.0.0.1:6379/10} \
 	  CELERY_TASK_ALWAYS_EAGER=1 $(PY) -m pytest -q -s tests/benchmarks/test_bench_paper.py -p no:cacheprovider
