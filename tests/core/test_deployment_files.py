@@ -5,8 +5,11 @@ as processes)."""
 
 import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 from django.conf import settings
 
@@ -53,3 +56,15 @@ def test_the_image_holds_every_app_and_the_start_scripts():
         assert os.access(DOCKER / script, os.X_OK), script
         assert script in dockerfile
     assert "QUEUES" in (DOCKER / "start-worker.sh").read_text()
+
+
+@pytest.mark.skipif(shutil.which("docker-compose") is None, reason="needs docker-compose (.ci/run installs it)")
+def test_docker_compose_accepts_the_file_and_refuses_it_without_the_secrets():
+    """Docker Compose's own validation (its schema, merge keys, interpolation), without an engine."""
+    command = ["docker-compose", "-f", str(DOCKER / "compose.yml"), "config", "-q"]
+    base = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp")}
+    secrets = {"DJANGO_SECRET_KEY": "s", "REFIG_PSEUDONYM_KEY": "p"}
+    accepted = subprocess.run(command, env=base | secrets, capture_output=True, text=True, timeout=60)
+    assert accepted.returncode == 0, accepted.stderr
+    refused = subprocess.run(command, env=base, capture_output=True, text=True, timeout=60)
+    assert refused.returncode != 0 and "set DJANGO_SECRET_KEY" in refused.stderr
