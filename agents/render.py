@@ -5,16 +5,17 @@ one page at a fixed long edge, and Pillow encodes the PNG without metadata and m
 Poppler is not used: ``pdftoppm``/``pdfinfo`` as subprocesses cost more than LibreOffice's own
 conversion, in-process PDFium a small fraction of it.
 
-LibreOffice's start-up costs more than a conversion, so a ``LibreOfficeRenderer`` converts
-inputs in batches: one ``soffice --convert-to pdf f1 … fN`` per batch, with a private profile
-reused across its batches. Inputs are hard-linked (or copied) into a private directory under
-neutral names, because they are often all called ``output.pptx``. A batch that hangs or dies is
-killed as a whole process group (``agents/watched_process.py``), and every file it did not convert
-is retried on its own, so a single bad file costs only itself. A persistent LibreOffice (UNO) is
-not used: python-uno is importable only from the system interpreter, not from the project's
-virtualenv.
+LibreOffice's start-up costs more than a conversion, so a ``LibreOfficeRenderer`` converts inputs in batches: one
+``soffice --convert-to pdf f1 … fN`` per batch, with a private profile reused across its batches. Inputs are
+hard-linked (or copied) into a private directory under neutral names, because they are often all called
+``output.pptx``. A batch that hangs or dies is killed as a whole process group (``agents/watched_process.py``), and
+every file it did not convert is retried on its own, so a single bad file costs only itself. While LibreOffice
+converts, the renderer's own thread rasterises each PDF already whole (LibreOffice writes them in order, so a PDF is
+whole once the next one appears) and hands the rendering to its caller (``render_iter``), which stores it: LibreOffice
+on one core, the rest on another. A persistent LibreOffice (UNO) is not used: python-uno is importable only from the
+system interpreter, not from the project's virtualenv.
 
-One renderer per worker process (per core): each has its own profile, so renderers never share
+One renderer per worker process: each has its own profile, so renderers never share
 LibreOffice state. Fault safety:
   * a renderer's scratch space (profile, staged inputs, PDFs, LibreOffice's own temporary files)
     lives in a private directory under ``$TMPDIR/refig-render-<uid>/``, held by an ``flock``; a new
@@ -41,7 +42,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
@@ -238,42 +239,49 @@ class LibreOfficeRenderer:
                     continue
                 staged[i] = dst
             pending = list(staged)
-            retry: list[int] = []
             if len(pending) > 1:
-                conversion = _Conversion(self, [staged[i] for i in pending], pdf_dir, work)
-                try:
-                    done = 0  # pending[:done] are rasterised or queued for a retry
-                    while (run := conversion.wait(_PIPELINE_POLL_SECONDS)) is None:
-                        written = {entry.name for entry in os.scandir(pdf_dir)}
-                        newest = [k for k, i in enumerate(pending) if _pdf_for(staged[i], pdf_dir).name in written]
-                        whole = max(newest, default=-1)
-                        for k in range(done, whole):  # every PDF before the newest is whole
-                            i = pending[k]
-                            if _pdf_for(staged[i], pdf_dir).name in written:
-                                yield i, self._png_timed(staged[i], pdf_dir, None, out_dirs[i], conversion.share)
-                            else:
-                                retry.append(i)  # LibreOffice skipped it
-                        done = max(done, whole)
-                finally:
-                    conversion.stop()
-                remaining = pending[done:]
-                converted = [i for i in remaining if _pdf_for(staged[i], pdf_dir).exists()]
-                if converted and (run.timed_out or (run.returncode or 0) < 0):
-                    # The newest PDF of a killed batch may be partial.
-                    _pdf_for(staged[converted.pop()], pdf_dir).unlink(missing_ok=True)
-                for i in remaining:
-                    if i in converted:
-                        yield i, self._png_timed(staged[i], pdf_dir, run, out_dirs[i], conversion.share)
-                    else:
-                        retry.append(i)
+                retry, shared = yield from self._convert_pipelined(pending, staged, pdf_dir, work, out_dirs)
             else:
-                retry = pending
+                retry, shared = pending, 0.0
             for i in retry:  # alone: its own timeout and its own error message
                 run = self._convert_one(staged[i], pdf_dir, work)
-                shared = conversion.share if len(pending) > 1 else 0.0
                 yield i, self._png_timed(staged[i], pdf_dir, run, out_dirs[i], shared + run.seconds)
         finally:
             shutil.rmtree(work, ignore_errors=True)
+
+    def _convert_pipelined(
+        self, pending: list[int], staged: dict[int, Path], pdf_dir: Path, work: Path, out_dirs: list[Path]
+    ) -> Generator[tuple[int, Rendering], None, tuple[list[int], float]]:
+        """The batch call, yielding each deck's rendering once its PDF is whole; returns the decks to retry alone and
+        each deck's share of the call's time."""
+        retry: list[int] = []
+        conversion = _Conversion(self, [staged[i] for i in pending], pdf_dir, work)
+        try:
+            done = 0  # pending[:done] are rasterised or queued for a retry
+            while (run := conversion.wait(_PIPELINE_POLL_SECONDS)) is None:
+                written = {entry.name for entry in os.scandir(pdf_dir)}
+                newest = max(
+                    (k for k, i in enumerate(pending) if _pdf_for(staged[i], pdf_dir).name in written), default=-1
+                )
+                for k in range(done, newest):  # every PDF before the newest is whole
+                    i = pending[k]
+                    if _pdf_for(staged[i], pdf_dir).name in written:
+                        yield i, self._png_timed(staged[i], pdf_dir, None, out_dirs[i], conversion.share)
+                    else:
+                        retry.append(i)  # LibreOffice skipped it
+                done = max(done, newest)
+        finally:
+            conversion.stop()
+        remaining = pending[done:]
+        converted = [i for i in remaining if _pdf_for(staged[i], pdf_dir).exists()]
+        if converted and (run.timed_out or (run.returncode or 0) < 0):
+            _pdf_for(staged[converted.pop()], pdf_dir).unlink(missing_ok=True)  # the newest PDF of a killed call
+        for i in remaining:
+            if i in converted:
+                yield i, self._png_timed(staged[i], pdf_dir, run, out_dirs[i], conversion.share)
+            else:
+                retry.append(i)
+        return retry, conversion.share
 
     def _png_timed(
         self, deck: Path, pdf_dir: Path, run: ProcessRun | None, out_dir: Path, converting: float
