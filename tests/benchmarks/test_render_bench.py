@@ -40,7 +40,10 @@ pytestmark = pytest.mark.libreoffice
 
 FILES = 20
 MIN_RATIO = 6.0  # ours vs cold; LibreOffice's own batch conversion is the ceiling
-MIN_SCALING = 1.5  # two renderers vs one (2 ideal on two free cores; other work shares them)
+# Two renderers vs one, as a share of what the cores allow. A fixed 1.5x assumed a renderer keeps one core busy; it
+# rasterises while its LibreOffice converts, so one keeps about 1.2-1.4 cores busy and two on two cores can reach at
+# most cores / that (about 1.5-1.6x): the old target failed the faster renderer for using the idle core.
+MIN_SCALING_SHARE = 0.85
 SCALING_ROUNDS = 3  # one and two renderers alternate; the best of each counts (others share the cores)
 SHAPES = [MSO_SHAPE.RECTANGLE, MSO_SHAPE.ROUNDED_RECTANGLE, MSO_SHAPE.OVAL, MSO_SHAPE.DIAMOND, MSO_SHAPE.HEXAGON]
 
@@ -245,4 +248,4 @@ def test_rendering_vs_cold_soffice_per_file_and_libreoffice_alone(tmp_path):
         f"  load average at the end: {os.getloadavg()[0]:.2f}"
     )
     assert ratio >= MIN_RATIO
-    assert scaling >= MIN_SCALING
+    assert scaling >= MIN_SCALING_SHARE * min(2.0, cores / busy)
