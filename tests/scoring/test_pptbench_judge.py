@@ -247,3 +247,35 @@ def test_sources_and_runs_are_refused_with_a_sentence(artifacts):
         with pytest.raises(CommandError, match="family"):
             judge(server, family="other")
     assert isinstance(table_frame("pptbench-detail-sensitivity"), pd.DataFrame)
+
+
+@pytest.fixture
+def tasks_in_process():
+    from config.celery_app import app
+
+    previous, app.conf.task_always_eager = app.conf.task_always_eager, True
+    yield app
+    app.conf.task_always_eager = previous
+
+
+def test_judge_workers_take_enqueued_artifacts_and_give_the_same_rows(artifacts, tasks_in_process):
+    """`--enqueue`: one task per artifact on the judge queue; the task (run in process here) stores the same rounds and
+    rows as the command judging them itself."""
+    assert tasks_in_process.amqp.router.route({}, "scoring.judge_pptbench_artifact")["queue"].name == "judge"
+    with JudgeServer(responder=PptbenchResponder(plans_for(artifacts))) as server:
+        output = judge(server, enqueue=True)
+    assert "6 artifacts queued" in output
+    assert len(server.requests) == 6 + 9 + 0 + 7 + 9 + 9
+    frame, _ = rows(f"{JUDGE}/1")
+    assert dict(frame["total_score"]) == {
+        ("m1-direct", "t0"): 0.0,
+        ("m1-direct", "t1"): 92.5,
+        ("m1-direct", "t2"): 0.0,
+        ("m1-special", "t0"): 95.63,
+        ("m1-special", "t1"): 96.25,
+        ("m1-special", "t2"): 100.0,
+    }
+    assert PptbenchJudgeRound.objects.filter(judge_run__judge=JUDGE, status="ok").count() == 18
+    with JudgeServer(responder=PptbenchResponder()) as again:
+        assert "0 artifacts queued" in judge(again, enqueue=True)
+    assert again.requests == []

@@ -228,6 +228,41 @@ def test_judge_command_against_a_local_server_stores_records_and_resumes(study_d
     assert stored.input_tokens > 0 and stored.prompt_hash and "native shapes" == stored.editability_assessment
 
 
+def test_judge_enqueue_sends_one_task_per_artifact_to_the_judge_queue_and_the_task_stores_its_record(
+    study_data, monkeypatch
+):
+    """`judge --enqueue`: the tasks run in process here (the real worker path is tests/faults/
+    test_workers_on_other_hosts.py); each stores the artifact's record, and a second enqueue sends nothing."""
+    from config.celery_app import app
+
+    monkeypatch.setenv("JUDGE_KEY", "sk-local-test")
+    assert app.amqp.router.route({}, "scoring.judge_artifact")["queue"].name == "judge"
+    previous, app.conf.task_always_eager = app.conf.task_always_eager, True
+    options = dict(
+        judge_model="qwen-judge", base_url="", run=1, family="qwen", protocol="chat", api_key_env="JUDGE_KEY"
+    )
+    try:
+        with JudgeServer() as server:
+            scores = [(18, 25, 12, 20, 8), (10, 10, 10, 10, 5), (20, 30, 15, 25, 10), (15, 20, 10, 20, 5), (5,) * 5]
+            for parts in scores:
+                server.push(200, reply_body("chat", json.dumps(reply(*parts))))
+            out = io.StringIO()
+            call_command(
+                "judge", **{**options, "base_url": server.base_url}, enqueue=True, no_progress=True, stdout=out
+            )
+            assert "5 artifacts queued" in out.getvalue() and len(server.requests) == 5
+            again = io.StringIO()
+            call_command(
+                "judge", **{**options, "base_url": server.base_url}, enqueue=True, no_progress=True, stdout=again
+            )
+            assert "0 artifacts queued" in again.getvalue() and len(server.requests) == 5
+    finally:
+        app.conf.task_always_eager = previous
+    run = JudgeRun.objects.get(judge="qwen-judge", run=1)
+    assert sorted(run.records.filter(status="ok").values_list("score", flat=True)) == sorted(sum(p) for p in scores)
+    assert not run.records.filter(artifact=study_data[("m1-direct", "t2")]).exists()  # gate failure: not judged
+
+
 @needs_shared(PPTBENCH)
 def test_pptbench_import_reproduces_the_published_leaderboard():
     out = io.StringIO()

@@ -1,8 +1,11 @@
+from dataclasses import asdict, replace
+
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from core.errors import AppError
 from scoring import pptbench_judge_services as services
+from scoring import tasks
 from scoring.management.judge_options import add_judge_arguments, judge_family, judge_settings
 from scoring.models import JudgeRun
 from scoring.pptbench_policy import protocol
@@ -19,6 +22,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         add_judge_arguments(parser)
         parser.add_argument("--concurrency", type=int, default=6, help="parallel calls (an artifact's rounds together)")
+        parser.add_argument(
+            "--enqueue", action="store_true", help="send one task per artifact to the judge queue (its rounds together)"
+        )
 
     def handle(self, *args, **o):
         try:
@@ -42,6 +48,13 @@ class Command(BaseCommand):
         artifacts = services.pptbench_artifacts_to_judge(
             judge_run=judge_run, configuration=o["configuration"], limit=o["limit"]
         )
+        if o["enqueue"]:
+            # In a task the artifact's rounds go out together, whatever --concurrency says here.
+            task_settings = asdict(replace(settings, concurrency=protocol().rounds))
+            for artifact in artifacts:
+                tasks.judge_pptbench_artifact.delay(artifact.pk, judge_run.pk, task_settings)
+            self.stdout.write(f"{len(artifacts)} artifacts queued for {judge_run}")
+            return
         bar = tqdm(
             total=len(artifacts),
             unit="artifact",
