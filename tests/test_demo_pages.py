@@ -2,8 +2,9 @@
 
 Each role logs in and visits every page its navigation reaches, plus one page of each kind linked from those pages
 (one figure, one artifact, one study dashboard...). No page may show an empty table or a 'no data yet' placeholder,
-answer 4xx/5xx, log a console error, or make a request to any host but the app. The README's screenshots are taken
-here and written to docs/screenshots/.
+answer 4xx/5xx, log a console error, make a request to any host but the app, or move its content once shown (Chromium's
+cumulative layout shift at Core Web Vitals' "good", below 0.1). The README's screenshots are taken here and written
+to docs/screenshots/.
 """
 
 import io
@@ -39,6 +40,17 @@ SHOTS = {
     "/results/elo": "elo.png",
     "/results/agreement": "agreement.png",
 }
+
+
+# Chromium's layout-shift entries summed while a page loads (shifts right after input do not count), as Core Web Vitals
+# count them: content that moves once it is on screen.
+LAYOUT_SHIFT = """
+window.__layoutShift = 0;
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) if (!entry.hadRecentInput) window.__layoutShift += entry.value;
+}).observe({ type: "layout-shift", buffered: true });
+"""
+LAYOUT_SHIFT_GOOD = 0.1  # Core Web Vitals' "good" cumulative layout shift
 
 
 @pytest.fixture
@@ -102,6 +114,9 @@ def _crawl_role(page, base: str, role: str, problems: list[str]) -> list[str]:
                     "[...document.querySelectorAll('#work img')].every(i => i.complete && i.naturalWidth)"
                 )
             page.wait_for_load_state("networkidle")
+        shift = page.evaluate("window.__layoutShift")
+        if shift >= LAYOUT_SHIFT_GOOD:
+            problems.append(f"{role} {path}: content moved after it was shown (layout shift {shift:.3f})")
         main = page.inner_text("main")
         if PLACEHOLDERS.search(main):
             problems.append(f"{role} {path}: placeholder text {PLACEHOLDERS.search(main).group(0)!r}")
@@ -128,6 +143,7 @@ def test_every_role_sees_populated_demo_pages(demo_site):
         for role in ROLES:
             # bypass_csp: the CSP forbids eval, which wait_for_function needs (the header is tested elsewhere)
             context = browser.new_context(viewport={"width": 1440, "height": 900}, bypass_csp=True)
+            context.add_init_script(LAYOUT_SHIFT)
             visited[role] = _crawl_role(context.new_page(), demo_site.url, role, problems)
             context.close()
     print(visited)
