@@ -14,10 +14,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 
 from django.db import transaction
+from django.db.models import Count, Sum
 
 from agents import selectors as agent_selectors
 
 from .judge_client import JudgeOutcome, JudgeSettings, make_client
+from .judge_pacing import CostMeter
 from .models import JudgeRun, PptbenchJudgeRound, PptbenchJudgeRun, PptbenchScore
 from .pptbench_judge import STAGES, FindingsReply, stage
 from .pptbench_policy import Round, finding_dict, parse_finding, protocol, score_task
@@ -89,6 +91,7 @@ class _Unit:
     findings: tuple = ()
     finding_errors: tuple = ()
     failed: str = ""
+    spent: float | None = None  # what this call's stages cost, when priced
 
     def done(self, name: str) -> bool:
         return bool(self.stages.get(name, {}).get("ok"))
@@ -180,6 +183,17 @@ class JudgeCounts:
     scored: int = 0
     failed: int = 0  # artifacts with a failed round (kept with its raw reply; a re-run retries it)
     finding_errors: int = 0  # findings dropped for breaking the taxonomy
+    budget_reached: bool = False
+    cost_usd: float | None = None  # the run's cost so far, all its rounds, when priced
+
+
+def pptbench_judge_run_spent(judge_run: PptbenchJudgeRun) -> tuple[float, int]:
+    """What the run's rounds cost so far, and how many artifacts that cost is spread over (an artifact, all its rounds,
+    is what the budget counts)."""
+    spent = PptbenchJudgeRound.objects.filter(judge_run=judge_run, cost_usd__isnull=False).aggregate(
+        total=Sum("cost_usd"), artifacts=Count("artifact", distinct=True)
+    )
+    return spent["total"] or 0.0, spent["artifacts"]
 
 
 def pptbench_judge_artifacts(
@@ -188,17 +202,28 @@ def pptbench_judge_artifacts(
     judge_run: PptbenchJudgeRun,
     settings: JudgeSettings,
     on_done: Callable[[object], None] | None = None,
+    budget_usd: float | None = None,
 ) -> JudgeCounts:
-    """Judge the artifacts' missing rounds, ``settings.concurrency`` calls at a time; stops early when paused."""
+    """Judge the artifacts' missing rounds, ``settings.concurrency`` calls at a time; stops early when paused, or
+    before an artifact whose expected cost (the mean of the run's artifacts so far) would take the run's cost past
+    ``budget_usd``."""
     clients = {name: make_client(settings, stage(name)) for name in STAGES}
     rounds = protocol().rounds
     per_batch = max(1, settings.concurrency // rounds)  # an artifact's rounds go out together
     scored = failed = errors = 0
-    for start in range(0, len(artifacts), per_batch):
+    spent, priced = pptbench_judge_run_spent(judge_run)
+    cost = CostMeter(budget_usd, spent_before=spent, priced_before=priced)
+    budget_reached, start = False, 0
+    while start < len(artifacts):
         judge_run.refresh_from_db(fields=["status"])
         if judge_run.status == JudgeRun.Status.PAUSED:
             break
         batch = artifacts[start : start + per_batch]
+        allowed = next((k for k in range(len(batch)) if not cost.may_start(in_flight=k)), len(batch))
+        if allowed == 0:
+            budget_reached = True
+            break
+        batch, start = batch[:allowed], start + allowed
         stored = {
             (r.artifact_id, r.round): r
             for r in PptbenchJudgeRound.objects.filter(judge_run=judge_run, artifact__in=[a.pk for a in batch])
@@ -219,6 +244,8 @@ def pptbench_judge_artifacts(
             outcomes = clients[name].judge_many([inputs[u.artifact.pk] for u in pending]) if pending else []
             for unit, outcome in zip(pending, outcomes):
                 unit.stages[name] = _stage_record(outcome)
+                if outcome.usage.cost_usd is not None:
+                    unit.spent = (unit.spent or 0.0) + outcome.usage.cost_usd
                 if not outcome.ok:
                     unit.failed = f"{name}: {outcome.error}"
                 elif name in GATE_OF_STAGE:
@@ -229,11 +256,13 @@ def pptbench_judge_artifacts(
                 with transaction.atomic():
                     _round_store(judge_run, unit)
         for artifact in batch:
+            costs = [u.spent for u in units if u.artifact is artifact and u.spent is not None]
+            cost.add(sum(costs) if costs else None)
             row = pptbench_score_store(judge_run=judge_run, artifact=artifact)
             scored, failed = scored + (row is not None), failed + (row is None)
             if on_done:
                 on_done(artifact)
-    return JudgeCounts(scored, failed, errors)
+    return JudgeCounts(scored, failed, errors, budget_reached, cost.spent if cost.mean_cost is not None else None)
 
 
 __all__ = [
@@ -242,5 +271,6 @@ __all__ = [
     "pptbench_judge_artifacts",
     "pptbench_judge_run_ensure",
     "pptbench_judge_run_set_status",
+    "pptbench_judge_run_spent",
     "pptbench_score_store",
 ]

@@ -279,3 +279,21 @@ def test_judge_workers_take_enqueued_artifacts_and_give_the_same_rows(artifacts,
     with JudgeServer(responder=PptbenchResponder()) as again:
         assert "0 artifacts queued" in judge(again, enqueue=True)
     assert again.requests == []
+
+
+def test_a_run_stops_at_its_budget_counting_what_it_spent_before(artifacts):
+    """Every stand-in reply is 100 input and 20 output tokens: at $10 and $50 per million a call costs $0.002, an
+    artifact's three rounds of three stages $0.018. A budget of two artifacts judges two, then nothing more."""
+    prices = dict(price_input=10.0, price_output=50.0)
+    budget = 2 * 0.018 + 0.0001
+    with JudgeServer(responder=PptbenchResponder()) as server:
+        output = judge(server, budget=budget, **prices)
+        assert len(server.requests) == 2 * 9
+        assert "cost so far $0.04" in output and "stopped at the budget of $0.04" in output
+        assert PptbenchScore.objects.filter(judge_run__judge=JUDGE).exclude(task_id="t2").count() == 2
+        judge(server, budget=budget, **prices)  # spent already: nobody is called
+        assert len(server.requests) == 2 * 9
+        output = judge(server, budget=3 * 0.018 + 0.0001, **prices)
+        assert len(server.requests) == 3 * 9 and "stopped at the budget" in output
+        with pytest.raises(CommandError, match="needs --price-input"):
+            judge(server, budget=1.0)

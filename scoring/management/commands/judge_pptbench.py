@@ -25,10 +25,22 @@ class Command(BaseCommand):
         parser.add_argument(
             "--enqueue", action="store_true", help="send one task per artifact to the judge queue (its rounds together)"
         )
+        parser.add_argument(
+            "--budget",
+            type=float,
+            help="stop before this run's cost (USD, all its rounds) passes this; needs prices; not with --enqueue",
+        )
 
     def handle(self, *args, **o):
         try:
             settings = judge_settings(o, concurrency=o["concurrency"])
+            if o["budget"] is not None:
+                if o["budget"] <= 0:
+                    raise ValueError("--budget must be a positive number of USD")
+                if o["price_input"] is None or o["price_output"] is None:
+                    raise ValueError("--budget needs --price-input and --price-output to know what a judgement costs")
+                if o["enqueue"]:
+                    raise ValueError("--budget keeps count in this command: run it without --enqueue")
             judge_run = services.pptbench_judge_run_ensure(
                 judge=o["judge_model"],
                 family=judge_family(o),
@@ -63,7 +75,11 @@ class Command(BaseCommand):
             file=self.stderr._out,
         )
         counts = services.pptbench_judge_artifacts(
-            artifacts=artifacts, judge_run=judge_run, settings=settings, on_done=lambda _: bar.update(1)
+            artifacts=artifacts,
+            judge_run=judge_run,
+            settings=settings,
+            on_done=lambda _: bar.update(1),
+            budget_usd=o["budget"],
         )
         bar.close()
         left = len(artifacts) - counts.scored - counts.failed
@@ -72,7 +88,9 @@ class Command(BaseCommand):
         self.stdout.write(
             f"{judge_run}: {counts.scored} artifacts scored, {counts.failed} with a failed round (kept with its raw "
             f"reply), {left} not reached; {counts.finding_errors} findings outside the taxonomy dropped (kept as "
-            "errors of their round)"
+            "errors of their round)" + ("" if counts.cost_usd is None else f"; cost so far ${counts.cost_usd:.2f}")
         )
+        if counts.budget_reached:
+            self.stdout.write(f"stopped at the budget of ${o['budget']:.2f}; raise --budget to judge the rest")
         if counts.failed:
             raise CommandError(f"{counts.failed} artifacts have a failed round; re-run the same command to retry them")
