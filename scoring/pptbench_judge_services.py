@@ -19,7 +19,7 @@ from django.db.models import Count, Sum
 from agents import selectors as agent_selectors
 
 from .judge_client import JudgeOutcome, JudgeSettings, make_client
-from .judge_pacing import CostMeter
+from .judge_pacing import CostMeter, Pacer, PacingSettings
 from .models import JudgeRun, PptbenchJudgeRound, PptbenchJudgeRun, PptbenchScore
 from .pptbench_judge import STAGES, FindingsReply, stage
 from .pptbench_policy import Round, finding_dict, parse_finding, protocol, score_task
@@ -185,6 +185,7 @@ class JudgeCounts:
     finding_errors: int = 0  # findings dropped for breaking the taxonomy
     budget_reached: bool = False
     cost_usd: float | None = None  # the run's cost so far, all its rounds, when priced
+    peak_concurrency: int = 0  # the most calls the pacing let out at once
 
 
 def pptbench_judge_run_spent(judge_run: PptbenchJudgeRun) -> tuple[float, int]:
@@ -202,23 +203,31 @@ def pptbench_judge_artifacts(
     judge_run: PptbenchJudgeRun,
     settings: JudgeSettings,
     on_done: Callable[[object], None] | None = None,
-    budget_usd: float | None = None,
+    pacing: PacingSettings | None = None,
 ) -> JudgeCounts:
-    """Judge the artifacts' missing rounds, ``settings.concurrency`` calls at a time; stops early when paused, or
-    before an artifact whose expected cost (the mean of the run's artifacts so far) would take the run's cost past
-    ``budget_usd``."""
-    clients = {name: make_client(settings, stage(name)) for name in STAGES}
+    """Judge the artifacts' missing rounds, as many calls at a time as ``pacing`` allows (by default
+    ``settings.concurrency``, fixed), an artifact's rounds together. The rubric judge's pacing: the window grows while
+    calls succeed and shrinks on 429s, every call waits out a Retry-After, within the per-minute budgets. Stops early
+    when paused, or before an artifact whose expected cost (the mean of the run's artifacts so far) would take the
+    run's cost past the budget."""
+    pacing = pacing or PacingSettings(
+        start_concurrency=settings.concurrency, max_concurrency=settings.concurrency, fixed=True
+    )
+    pacer = Pacer(pacing)
+    threads = replace(settings, concurrency=pacing.max_concurrency)  # what is in flight is the batch's calls
+    clients = {name: make_client(threads, stage(name), pacer=pacer) for name in STAGES}
     rounds = protocol().rounds
-    per_batch = max(1, settings.concurrency // rounds)  # an artifact's rounds go out together
     scored = failed = errors = 0
     spent, priced = pptbench_judge_run_spent(judge_run)
-    cost = CostMeter(budget_usd, spent_before=spent, priced_before=priced)
-    budget_reached, start = False, 0
+    cost = CostMeter(pacing.budget_usd, spent_before=spent, priced_before=priced)
+    budget_reached, start, peak = False, 0, 0
     while start < len(artifacts):
         judge_run.refresh_from_db(fields=["status"])
         if judge_run.status == JudgeRun.Status.PAUSED:
             break
-        batch = artifacts[start : start + per_batch]
+        window = pacer.window.allowed
+        peak = max(peak, window)
+        batch = artifacts[start : start + max(1, window // rounds)]
         allowed = next((k for k in range(len(batch)) if not cost.may_start(in_flight=k)), len(batch))
         if allowed == 0:
             budget_reached = True
@@ -262,7 +271,8 @@ def pptbench_judge_artifacts(
             scored, failed = scored + (row is not None), failed + (row is None)
             if on_done:
                 on_done(artifact)
-    return JudgeCounts(scored, failed, errors, budget_reached, cost.spent if cost.mean_cost is not None else None)
+    spent_usd = cost.spent if cost.mean_cost is not None else None
+    return JudgeCounts(scored, failed, errors, budget_reached, spent_usd, peak)
 
 
 __all__ = [

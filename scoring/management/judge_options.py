@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from scoring.judge_client import JudgeSettings
+from scoring.judge_pacing import PacingSettings
 
 
 def add_judge_arguments(parser) -> None:
@@ -37,6 +38,40 @@ def add_judge_arguments(parser) -> None:
         "--pause", action="store_true", help="pause this judge run (running judges stop after their current calls)"
     )
     parser.add_argument("--no-progress", action="store_true")
+
+
+def add_pacing_arguments(parser, *, start: int, max_concurrency: int) -> None:
+    """How fast a judge command calls the API: adaptive from `start` calls in flight unless --concurrency fixes it."""
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        help=f"calls in flight, fixed (default: adaptive, starting at {start} and following the API's 429s)",
+    )
+    parser.add_argument(
+        "--max-concurrency", type=int, default=max_concurrency, help="the adaptive concurrency's ceiling"
+    )
+    parser.add_argument("--requests-per-minute", type=float, help="stay under this request rate (your API tier's)")
+    parser.add_argument("--tokens-per-minute", type=float, help="stay under this token rate (your API tier's)")
+    parser.add_argument(
+        "--budget",
+        type=float,
+        help="stop before this run's cost (USD, all it has cost so far) passes this; needs prices",
+    )
+
+
+def pacing_settings(options: dict, *, start: int) -> PacingSettings:
+    """The pacing from the parsed options (ValueError: the settings' own checks, or a budget without prices)."""
+    if options["budget"] is not None and (options["price_input"] is None or options["price_output"] is None):
+        raise ValueError("--budget needs --price-input and --price-output to know what a judgement costs")
+    fixed = options["concurrency"]
+    return PacingSettings(
+        start_concurrency=fixed or min(start, options["max_concurrency"]),
+        max_concurrency=fixed or options["max_concurrency"],
+        fixed=fixed is not None,
+        requests_per_minute=options["requests_per_minute"],
+        tokens_per_minute=options["tokens_per_minute"],
+        budget_usd=options["budget"],
+    )
 
 
 def judge_settings(options: dict, *, concurrency: int) -> JudgeSettings:

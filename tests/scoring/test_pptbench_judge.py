@@ -15,7 +15,7 @@ from scoring import pptbench, selectors
 from scoring.models import PptbenchJudgeRound, PptbenchScore
 from scoring.pptbench_judge_selectors import pptbench_gate_votes_frame
 from tests.factories import artifact_create, configuration_create, figure_create
-from tests.scoring.judge_server import JudgeServer, PptbenchResponder, Scripted, reply_body, request_parts
+from tests.scoring.judge_server import Faults, JudgeServer, PptbenchResponder, Scripted, reply_body, request_parts
 
 pytestmark = pytest.mark.django_db
 JUDGE = "stand-in-judge"
@@ -297,3 +297,36 @@ def test_a_run_stops_at_its_budget_counting_what_it_spent_before(artifacts):
         assert len(server.requests) == 3 * 9 and "stopped at the budget" in output
         with pytest.raises(CommandError, match="needs --price-input"):
             judge(server, budget=1.0)
+
+
+def test_the_window_adapts_to_a_limit_it_is_never_told_and_no_round_fails():
+    """Default pacing (adaptive from one artifact's rounds) against a stand-in that allows 40 requests/s, then 20 after
+    half a second, and answers 1 in 50 with a 500 and 1 in 50 cut off: every artifact gets its row, no round fails,
+    the 429s were met and the window grew past its start."""
+    from scoring.judge_client import JudgeSettings
+    from scoring.judge_pacing import PacingSettings
+    from scoring.pptbench_judge_services import (
+        pptbench_artifacts_to_judge,
+        pptbench_judge_artifacts,
+        pptbench_judge_run_ensure,
+    )
+
+    figures = [figure_create(f"p{i}", index=i) for i in range(12)]
+    configuration = configuration_create("m2-direct", model="m2", workflow="direct", position=0)
+    for figure in figures:
+        artifact_create(configuration, figure)
+    faults = Faults(latency=(0.05, 0.1), limits=((0, 40), (0.5, 20)), server_error_rate=0.02, malformed_rate=0.02)
+    with JudgeServer(faults=faults, responder=PptbenchResponder()) as server:
+        run = pptbench_judge_run_ensure(judge=JUDGE, family="stand", run=1, api="chat", base_url=server.base_url)
+        settings = JudgeSettings(protocol="chat", base_url=server.base_url, model=JUDGE, api_key_env="")
+        counts = pptbench_judge_artifacts(
+            artifacts=pptbench_artifacts_to_judge(judge_run=run),
+            judge_run=run,
+            settings=settings,
+            pacing=PacingSettings(start_concurrency=3, max_concurrency=99),
+        )
+        statuses = [status for _, status in server.served]
+    assert (counts.scored, counts.failed) == (12, 0)
+    assert PptbenchJudgeRound.objects.filter(judge_run=run, status="ok").count() == 12 * 3
+    assert statuses.count(429) > 0 and statuses.count(500) > 0  # the limit and the faults were met, and waited out
+    assert counts.peak_concurrency > 3  # it grew while calls succeeded

@@ -7,11 +7,18 @@ from django.core.management.base import BaseCommand, CommandError
 from core.errors import AppError
 from scoring import batch_runs, judge_runs, services, tasks
 from scoring.judge_batch import BatchError
-from scoring.judge_pacing import PacingSettings, Progress, progress_line
-from scoring.management.judge_options import add_judge_arguments, judge_family, judge_settings
+from scoring.judge_pacing import Progress, progress_line
+from scoring.management.judge_options import (
+    add_judge_arguments,
+    add_pacing_arguments,
+    judge_family,
+    judge_settings,
+    pacing_settings,
+)
 from scoring.models import JudgeRun
 
 LOG_LINE_SECONDS = 10  # the progress line's period when stderr is not a terminal
+START_CONCURRENCY = 2  # judgements in flight before the API's answers say how many it takes
 
 
 class Command(BaseCommand):
@@ -19,17 +26,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         add_judge_arguments(parser)
-        parser.add_argument(
-            "--concurrency",
-            type=int,
-            help="judgements in flight, fixed (default: adaptive, starting at 2 and following the API's 429s)",
-        )
-        parser.add_argument("--max-concurrency", type=int, default=100, help="the adaptive concurrency's ceiling")
-        parser.add_argument("--requests-per-minute", type=float, help="stay under this request rate (your API tier's)")
-        parser.add_argument("--tokens-per-minute", type=float, help="stay under this token rate (your API tier's)")
-        parser.add_argument(
-            "--budget", type=float, help="stop before this run's cost (USD, all its records) passes this; needs prices"
-        )
+        add_pacing_arguments(parser, start=START_CONCURRENCY, max_concurrency=100)
         parser.add_argument(
             "--claim-lease",
             type=float,
@@ -50,16 +47,7 @@ class Command(BaseCommand):
     def handle(self, *args, **o):
         try:
             settings = judge_settings(o, concurrency=o["concurrency"] or 4)
-            pacing = PacingSettings(
-                start_concurrency=o["concurrency"] or min(2, o["max_concurrency"]),
-                max_concurrency=o["concurrency"] or o["max_concurrency"],
-                fixed=o["concurrency"] is not None,
-                requests_per_minute=o["requests_per_minute"],
-                tokens_per_minute=o["tokens_per_minute"],
-                budget_usd=o["budget"],
-            )
-            if o["budget"] is not None and (o["price_input"] is None or o["price_output"] is None):
-                raise ValueError("--budget needs --price-input and --price-output to know what a judgement costs")
+            pacing = pacing_settings(o, start=START_CONCURRENCY)
             if o["claim_lease"] <= 0:
                 raise ValueError("--claim-lease must be positive")
             judge_run = services.judge_run_ensure(

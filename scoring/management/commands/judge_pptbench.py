@@ -6,7 +6,13 @@ from tqdm import tqdm
 from core.errors import AppError
 from scoring import pptbench_judge_services as services
 from scoring import tasks
-from scoring.management.judge_options import add_judge_arguments, judge_family, judge_settings
+from scoring.management.judge_options import (
+    add_judge_arguments,
+    add_pacing_arguments,
+    judge_family,
+    judge_settings,
+    pacing_settings,
+)
 from scoring.models import JudgeRun
 from scoring.pptbench_policy import protocol
 
@@ -21,26 +27,18 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         add_judge_arguments(parser)
-        parser.add_argument("--concurrency", type=int, default=6, help="parallel calls (an artifact's rounds together)")
+        # An artifact's rounds go out together: the window starts at one artifact's worth of calls.
+        add_pacing_arguments(parser, start=protocol().rounds, max_concurrency=99)
         parser.add_argument(
             "--enqueue", action="store_true", help="send one task per artifact to the judge queue (its rounds together)"
-        )
-        parser.add_argument(
-            "--budget",
-            type=float,
-            help="stop before this run's cost (USD, all its rounds) passes this; needs prices; not with --enqueue",
         )
 
     def handle(self, *args, **o):
         try:
-            settings = judge_settings(o, concurrency=o["concurrency"])
-            if o["budget"] is not None:
-                if o["budget"] <= 0:
-                    raise ValueError("--budget must be a positive number of USD")
-                if o["price_input"] is None or o["price_output"] is None:
-                    raise ValueError("--budget needs --price-input and --price-output to know what a judgement costs")
-                if o["enqueue"]:
-                    raise ValueError("--budget keeps count in this command: run it without --enqueue")
+            settings = judge_settings(o, concurrency=o["concurrency"] or protocol().rounds)
+            pacing = pacing_settings(o, start=protocol().rounds)
+            if o["budget"] is not None and o["enqueue"]:
+                raise ValueError("--budget keeps count in this command: run it without --enqueue")
             judge_run = services.pptbench_judge_run_ensure(
                 judge=o["judge_model"],
                 family=judge_family(o),
@@ -79,7 +77,7 @@ class Command(BaseCommand):
             judge_run=judge_run,
             settings=settings,
             on_done=lambda _: bar.update(1),
-            budget_usd=o["budget"],
+            pacing=pacing,
         )
         bar.close()
         left = len(artifacts) - counts.scored - counts.failed
