@@ -36,6 +36,8 @@ def artifacts_export(*, study: str, out_dir: Path) -> list[str]:
         }
         for c in selectors.configuration_list()
     ]
+    if not configurations:  # an installation of votes or screening only: nothing for this part (and no empty file)
+        return ["no agent configurations: no configurations.json and no runs/"]
     (out_dir / CONFIGURATIONS).write_text(json.dumps({"configurations": configurations}, indent=1), encoding="utf-8")
     count = 0
     for artifact in selectors.artifact_list().filter(configuration__suite="refig").order_by("pk"):
@@ -55,6 +57,8 @@ def artifacts_export(*, study: str, out_dir: Path) -> list[str]:
 
 
 def artifacts_load(*, in_dir: Path) -> list[ImportReport]:
+    if not (in_dir / CONFIGURATIONS).exists() and not (in_dir / RUNS).exists():
+        return []  # exported without agent configurations
     report = services.artifacts_import(run_root=in_dir / RUNS, configurations_file=in_dir / CONFIGURATIONS)
     ids = selectors.artifact_ids_pending_audit()
     with services.renderer_create() as renderer:

@@ -39,7 +39,7 @@ from corpus.protocol import PLAIN_TIE
 from ..models import Comparison, ImportedBattle, Study, StudyKind
 from ..selectors.battles import VOTES_SUITE
 from ..system_names import system_slug
-from .importer import _created_at
+from .importer import row_time
 
 SYSTEM_COLUMNS = (("config_a", "model_a"), ("config_b", "model_b"))
 OUTCOME_COLUMNS = ("outcome", "winner")
@@ -179,7 +179,7 @@ class _Battles:
 def _when(row: dict):
     created = _first(row, ("created_at",))[1]
     if created:
-        return _created_at(created)
+        return row_time(created)
     stamp = _first(row, ("tstamp",))[1]
     if not stamp:
         return timezone.now()

@@ -1,5 +1,6 @@
 """Gate review (PPTBench, REFERENCE 8): humans decide per artifact whether it fails the semantic or rendering gate,
-in the browser or from a CSV (task_id, configuration, reviewer, gate_fail, reason)."""
+in the browser or from a CSV (task_id, configuration, reviewer, gate_fail, reason; optional gate: which gate a failure
+fails, semantic or rendering, as the browser's review records it)."""
 
 from __future__ import annotations
 
@@ -17,13 +18,15 @@ from ..models import ArtifactLease, GateReview, Study, StudyKind
 from .artifact_studies import Undone, artifact_for_row, artifact_lease_open, artifact_lease_reopen, import_study
 
 GATE_REVIEW_COLUMNS = ("task_id", "configuration", "reviewer", "gate_fail", "reason")
+OPTIONAL_GATE_REVIEW_COLUMNS = ("gate",)
+FAILING_GATES = (GateReview.Gate.SEMANTIC, GateReview.Gate.RENDERING)
 DEFAULT_GATE_REVIEW_STUDY = "gate-review"
 
 
 def gate_review_submit(*, token: str, annotator, gate_fail: bool, gate: str = "", reason: str = "") -> GateReview:
     """Store a reviewer's decision on their open artifact lease. A failure names the gate and needs a reason."""
     reason = (reason or "").strip()
-    if gate_fail and gate not in (GateReview.Gate.SEMANTIC, GateReview.Gate.RENDERING):
+    if gate_fail and gate not in FAILING_GATES:
         raise Invalid("say which gate fails: semantic or rendering")
     if gate_fail and not reason:
         raise Invalid("a gate failure needs a short reason")
@@ -66,11 +69,17 @@ def _store(study: Study, row: dict) -> bool:
         raise RowError("gate_fail", str(error)) from None
     if len(row["reviewer"]) > 150:
         raise RowError("reviewer", "longer than 150 characters")
+    gate = row.get("gate", "")
+    if gate and gate not in FAILING_GATES:
+        raise RowError("gate", f"must be {' or '.join(FAILING_GATES)} (or empty), got {gate!r}")
+    if gate and not gate_fail:
+        raise RowError("gate", "only a gate failure names the gate it fails")
     artifact_id = artifact_for_row(row=row)
-    wanted = {"gate_fail": gate_fail, "reason": row.get("reason", "")[:4000]}
+    wanted = {"gate_fail": gate_fail, "gate": gate, "reason": row.get("reason", "")[:4000]}
     stored = GateReview.objects.filter(study=study, artifact_id=artifact_id, reviewer=row["reviewer"]).first()
     if stored is not None:
-        if (stored.gate_fail, stored.reason) == (wanted["gate_fail"], wanted["reason"]):
+        # A file without the gate column says nothing about the gate: the stored one stands.
+        if (stored.gate_fail, stored.reason) == (wanted["gate_fail"], wanted["reason"]) and gate in ("", stored.gate):
             return False
         raise RowError("gate_fail", f"{row['reviewer']} already reviewed this artifact differently; not overwritten")
     GateReview.objects.create(study=study, artifact_id=artifact_id, reviewer=row["reviewer"], imported=True, **wanted)

@@ -59,7 +59,8 @@ def _text(row: dict, name: str) -> str:
     return "" if value is None else str(value).strip()
 
 
-def _created_at(text: str):
+def row_time(text: str):
+    """An import row's ISO 8601 time (empty: now; without a zone: UTC); a RowError naming created_at otherwise."""
     if not text:
         return timezone.now()
     try:
@@ -184,7 +185,7 @@ class _BattleImport:
         for name, configuration in (("config_a", a), ("config_b", b)):
             if (configuration.pk, figure_id) not in found.artifacts:
                 raise RowError(name, f"no artifact of {configuration.slug} for figure {row['task_id']}")
-        created_at, dwell = _created_at(row.get("created_at", "")), _dwell(row.get("dwell_ms", ""))
+        created_at, dwell = row_time(row.get("created_at", "")), _dwell(row.get("dwell_ms", ""))
         seen, warnings = {}, []
         for side, configuration in (("a", a), ("b", b)):
             stored = self.provenance(found.artifacts[(configuration.pk, figure_id)])

@@ -1,24 +1,39 @@
 """Screening studies (how both papers screened their corpora): create one over candidate figures, and the screeners'
 writes — accept or reject a figure (a rejection needs its reason), set one aside, take back the last decision. A figure
 is addressed by the signed token the screen was given (selectors.screening_token_read), never by a file name.
-Rejections stay on record; the accepted set (by majority, annotation.screening) can seed another study."""
+Rejections stay on record; the accepted set (by majority, annotation.screening) can seed another study.
+
+screening_decisions_import reads the decisions back from CSV in the `screening-decisions` table's columns (task_id,
+annotator, decision, reason, decided_at), where decision is accept, reject or skip (a figure set aside)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
 from core.errors import Invalid, NotFound
+from core.imports import ImportReport, Progress, RowError, import_rows
+from core.readers import read_csv
+from core.roles import ANNOTATOR
+from core.services import user_invite
 from corpus import selectors as corpus_selectors
 
-from .. import selectors
+from .. import screening, selectors
 from ..errors import LeaseClosed, StudyUnavailable
 from ..models import ScreeningDecision, Study, StudyKind
+from .artifact_studies import import_study
+from .importer import row_time
 from .studies import study_figures_choose
 
 REASON_MAX = 4000
+SCREENING_DECISION_COLUMNS = ("task_id", "annotator", "decision", "reason", "decided_at")
+SKIP = "skip"  # a figure set aside without a decision
+ACCEPTED_BY_DECISION = {screening.ACCEPT: True, screening.REJECT: False, SKIP: None}
+DEFAULT_SCREENING_STUDY = "screening"
 
 
 @dataclass(frozen=True)
@@ -121,3 +136,62 @@ def screening_undo(*, annotator, study: Study | None = None) -> ScreeningUndone:
         previous = selectors.screening_previous(last)
         last.delete()
         return ScreeningUndone(study=last.study, figure_id=last.figure_id, previous=previous)
+
+
+def _screener(name: str):
+    """The account a decision row names: an existing one, else a new annotator account without a password (the name
+    of an imported decision, e.g. a pseudonym; nobody can sign in as it until a coordinator invites them)."""
+    found = get_user_model().objects.filter(username=name).first()
+    if found is not None:
+        return found
+    try:
+        return user_invite(username=name, role=ANNOTATOR).user
+    except Invalid as error:
+        raise RowError("annotator", error.detail) from None
+
+
+def _decision_store(study: Study, row: dict) -> bool:
+    row = {k: ("" if v is None else str(v).strip()) for k, v in row.items() if k is not None}
+    for name in SCREENING_DECISION_COLUMNS[:3]:
+        if not row.get(name):
+            raise RowError(name, "missing or empty")
+    decision = row["decision"].lower()
+    if decision not in ACCEPTED_BY_DECISION:
+        raise RowError("decision", f"must be {', '.join(ACCEPTED_BY_DECISION)}, got {row['decision']!r}")
+    accepted, reason = ACCEPTED_BY_DECISION[decision], row.get("reason", "")[:REASON_MAX]
+    if accepted is not True and not reason:  # as on the screen: a rejection or a skip says why
+        raise RowError("reason", f"a {decision} needs a reason")
+    figure_id = corpus_selectors.figure_ids(task_ids=[row["task_id"]]).get(row["task_id"])
+    if figure_id is None:
+        raise RowError("task_id", f"unknown figure {row['task_id']!r}")
+    try:
+        decided_at = row_time(row.get("decided_at", ""))
+    except RowError as error:
+        raise RowError("decided_at", error.reason) from None
+    screener = _screener(row["annotator"])
+    stored = ScreeningDecision.objects.filter(study=study, figure_id=figure_id, annotator=screener).first()
+    if stored is not None:
+        if (stored.accepted, stored.reason) == (accepted, reason):
+            return False
+        raise RowError("decision", f"{row['annotator']} already decided this figure differently; not overwritten")
+    created = ScreeningDecision.objects.create(
+        study=study, figure_id=figure_id, annotator=screener, accepted=accepted, reason=reason
+    )
+    # decided_at is stamped on creation (auto_now_add); the row's own time replaces it.
+    ScreeningDecision.objects.filter(pk=created.pk).update(decided_at=decided_at)
+    return True
+
+
+def screening_decisions_import(
+    *, path: Path, study: str = DEFAULT_SCREENING_STUDY, progress: Progress | None = None
+) -> ImportReport:
+    """Import screening decisions from CSV (SCREENING_DECISION_COLUMNS; decided_at optional: now) into the screening
+    study `study` (created when new); idempotent (a row stored already is counted, not written again)."""
+    report = ImportReport(source=str(path), noun="decisions")
+    target = import_study(name=study, kind=StudyKind.SCREENING, report=report)
+    return import_rows(
+        rows=read_csv(path, required=SCREENING_DECISION_COLUMNS[:3]),
+        store=lambda row, line: _decision_store(target, row),
+        report=report,
+        progress=progress,
+    )

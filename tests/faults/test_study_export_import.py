@@ -38,7 +38,9 @@ SURROGATE_KEYS = {"id", "artifact_id", "artifact_a_id", "artifact_b_id", "item_i
 OUTCOMES = ("a", "b", "tie_success", "a", "tie_failure", "b")
 
 
-def build_study(tmp_path):
+def build_corpus(tmp_path, *, judged: bool = True) -> None:
+    """Four figures and the three configurations' run layout with real decks (one task folder without output, one deck of
+    several slides), imported, audited and rendered by LibreOffice; with `judged`, two runs of judge records."""
     figures = [figure_create(f"t{i}", index=i, field=("cs.CV", "cs.LG", "q-bio.QM")[i % 3]) for i in range(4)]
     root = tmp_path / "runs"
     for c, slug in enumerate(SLUGS):
@@ -61,6 +63,8 @@ def build_study(tmp_path):
 
         audited = [agent_services.artifact_audit(artifact=a) for a in artifact_list().order_by("pk")]
         agent_services.artifacts_render(artifacts=audited, renderer=renderer)
+    if not judged:
+        return
     records = []
     for run in (1, 2):
         for c, slug in enumerate(SLUGS):
@@ -89,6 +93,10 @@ def build_study(tmp_path):
                 )
     (tmp_path / "judge.jsonl").write_text("\n".join(json.dumps(r) for r in records))
     assert not judge_records_import(path=tmp_path / "judge.jsonl").rejected
+
+
+def build_study(tmp_path):
+    build_corpus(tmp_path)
     study = annotation_services.study_create(
         name="exchange", configurations=list(SLUGS), min_dwell_ms=0, overlap_rate=0.5, target_per_pair=3
     )
@@ -125,6 +133,13 @@ def every_table(study: str) -> dict[str, object]:
     return frames
 
 
+def database_and_media_empty(settings) -> None:
+    """What a new installation has: no rows, no media files."""
+    call_command("flush", interactive=False)
+    shutil.rmtree(settings.MEDIA_ROOT)
+    settings.MEDIA_ROOT.mkdir()
+
+
 def test_export_study_then_import_study_into_an_empty_database_reproduces_every_table(tmp_path, settings):
     build_study(tmp_path)
     # The export names annotators by pseudonym (core.pseudonyms), so the imported study carries the pseudonyms.
@@ -141,9 +156,7 @@ def test_export_study_then_import_study_into_an_empty_database_reproduces_every_
         "study.json",
     ]
 
-    call_command("flush", interactive=False)
-    shutil.rmtree(settings.MEDIA_ROOT)
-    settings.MEDIA_ROOT.mkdir()
+    database_and_media_empty(settings)
     assert isinstance(every_table("exchange")["comparisons"], str)  # really empty now: no such study
 
     call_command("import_study", str(out))

@@ -2,14 +2,17 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.errors import AppError
 from core.management.progress import report_write
 from core.study_exchange import study_import
 
 
 class Command(BaseCommand):
     help = (
-        "Import a folder `export_study` wrote, through the real importers (corpus, artifacts with the gate, audit and "
-        "rendering, judge records, the study and its battle rows). Idempotent."
+        "Import a folder `export_study` wrote, through the real importers: the corpus, the artifacts (gate, audit and "
+        "rendering run again), the judge records, then the study of its kind with its settings and status, and its "
+        "human data — battle rows (pairwise; imported battles for a votes-only study), gate reviews, ratings, "
+        "screening decisions, the stratified sample. Idempotent: importing the same folder again creates nothing."
     )
 
     def add_arguments(self, parser):
@@ -18,7 +21,10 @@ class Command(BaseCommand):
     def handle(self, *args, dir: Path, **options):
         if not dir.is_dir():
             raise CommandError(f"{dir}: not found")
-        reports = study_import(in_dir=dir)
+        try:
+            reports = study_import(in_dir=dir)
+        except AppError as error:  # a file the parts cannot read at all (study.json, a missing data file)
+            raise CommandError(error.detail) from error
         failed = None
         for report in reports:
             try:
