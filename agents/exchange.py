@@ -11,10 +11,11 @@ from pathlib import Path
 
 from django.core.files.storage import default_storage
 
+from core.errors import Invalid
 from core.imports import ImportReport
 
 from . import render, selectors, services
-from .configurations import ATTRIBUTES_FIELD, CONFIGURATION_FIELDS, PROVENANCE_FIELDS
+from .configurations import ATTRIBUTES_FIELD, CONFIGURATION_FIELDS, PROVENANCE_FIELDS, ConfigurationFileError
 from .models import Artifact
 
 CONFIGURATIONS, RUNS = "configurations.json", "runs"
@@ -59,7 +60,10 @@ def artifacts_export(*, study: str, out_dir: Path) -> list[str]:
 def artifacts_load(*, in_dir: Path) -> list[ImportReport]:
     if not (in_dir / CONFIGURATIONS).exists() and not (in_dir / RUNS).exists():
         return []  # exported without agent configurations
-    report = services.artifacts_import(run_root=in_dir / RUNS, configurations_file=in_dir / CONFIGURATIONS)
+    try:
+        report = services.artifacts_import(run_root=in_dir / RUNS, configurations_file=in_dir / CONFIGURATIONS)
+    except ConfigurationFileError as error:  # names the file and the field; nothing of this part is stored
+        raise Invalid(str(error)) from None
     ids = selectors.artifact_ids_pending_audit()
     with services.renderer_create() as renderer:
         for start in range(0, len(ids), render.DEFAULT_BATCH_SIZE):

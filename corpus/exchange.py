@@ -35,9 +35,24 @@ def corpus_export(*, study: str, out_dir: Path) -> list[str]:
     return [f"{count} figures -> {MANIFEST} + {IMAGES}/"]
 
 
+def _manifest_fields(manifest: Path) -> set[str]:
+    """The source fields the manifest names. Lines that are not a record are skipped: the importer reports them."""
+    fields = set()
+    if not manifest.is_file():
+        return fields
+    for line in manifest.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("field"), str):
+            fields.add(record["field"])
+    return fields
+
+
 def corpus_load(*, in_dir: Path) -> list[ImportReport]:
     manifest = in_dir / MANIFEST
-    fields = {json.loads(line)["field"] for line in manifest.read_text(encoding="utf-8").splitlines() if line.strip()}
+    fields = _manifest_fields(manifest)
     return [
         services.corpus_import(
             manifest=manifest, images_dir=in_dir / IMAGES, extra_fields=sorted(fields - set(DEFAULT_FIELDS))

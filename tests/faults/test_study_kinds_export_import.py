@@ -528,6 +528,10 @@ def test_bad_files_are_answered_with_file_line_and_field(tmp_path):
     )
     assert "study.json: unknown configurations: nobody" in _import_error(broken)
 
+    broken = variant(gates, "bad-configurations")
+    (broken / "configurations.json").write_text("not json")
+    assert _import_error(broken).startswith(f"{broken / 'configurations.json'}: cannot parse")
+
     broken = variant(gates, "no-reviews")
     (broken / "gate_reviews.csv").unlink()
     assert (
@@ -555,3 +559,13 @@ def test_bad_files_are_answered_with_file_line_and_field(tmp_path):
     errors = _import_stderr(broken)
     assert f"{broken / 'screening_decisions.csv'}:2 decision: must be accept, reject, skip, got 'maybe'" in errors
     assert f"{broken / 'screening_decisions.csv'}:3 decided_at: not an ISO 8601 date-time: 'yesterday'" in errors
+
+    # Last, as it imports the study's reviews under their pseudonyms: a manifest line that is not JSON is named by the
+    # corpus importer, and the rest of the study goes on.
+    broken = variant(gates, "bad-manifest")
+    manifest = (gates / "manifest.jsonl").read_text().splitlines()
+    (broken / "manifest.jsonl").write_text("\n".join(['{"task_id": "x", broken', *manifest]) + "\n")
+    stdout = io.StringIO()
+    call_command("import_study", str(broken), stdout=stdout, stderr=stdout)
+    assert f"{broken / 'manifest.jsonl'}:1 $: malformed JSON" in stdout.getvalue()
+    assert "5 rows: 0 imported, 4 already stored, 1 rejected" in stdout.getvalue()
