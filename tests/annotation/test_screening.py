@@ -392,3 +392,26 @@ def test_the_api_creates_a_screening_study_and_seeds_one_from_it_and_the_admin_o
     decision = ScreeningDecision.objects.filter(accepted=False).get()
     change = staff.get(f"/admin/annotation/screeningdecision/{decision.pk}/change/").content.decode()
     assert 'name="reason"' not in change and 'name="accepted"' not in change  # shown, not editable
+
+
+@pytest.mark.django_db
+def test_import_screening_decisions_reads_the_decisions_table_back_into_a_study(tmp_path):
+    study, figs = _tie_study()
+    path = tmp_path / "decisions.csv"
+    table_frame("screening-decisions", study=study.name).to_csv(path, index=False)
+    with path.open("a") as handle:
+        handle.write(f"{figs[3].task_id},ann-d,maybe,,\n")  # a bad row: named, the others kept
+        handle.write(f"{figs[3].task_id},ann-d,skip,cannot read the labels,\n")
+    out, err = io.StringIO(), io.StringIO()
+    call_command(
+        "import_screening_decisions", str(path), "--study", "screen-2", "--no-progress", stdout=out, stderr=err
+    )
+    assert f"{path}:10 decision: must be accept, reject, skip, got 'maybe'" in err.getvalue()
+    assert "10 decisions: 9 imported, 0 already stored, 1 rejected" in out.getvalue()
+    copy = table_frame("screening-summary", study="screen-2")
+    assert copy.values.tolist() == table_frame("screening-summary", study=study.name).values.tolist()
+    # The decisions table leaves the tie study's own skip out (not a decision): the copy has ann-d's only.
+    assert "8 decisions by 3 screeners on 5 candidate figures; 1 skips" in " ".join(copy.attrs["notes"])
+    again = io.StringIO()
+    call_command("import_screening_decisions", str(path), "--study", "screen-2", "--no-progress", stdout=again)
+    assert "9 already stored" in again.getvalue()
