@@ -10,7 +10,11 @@ without a call. Once all rounds of an artifact are ok its row (scores.csv's colu
 
 from __future__ import annotations
 
+import math
+import time
+from collections import deque
 from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, replace
 
 from django.db import transaction
@@ -20,6 +24,7 @@ from agents import selectors as agent_selectors
 
 from .judge_client import JudgeOutcome, JudgeSettings, make_client
 from .judge_pacing import CostMeter, Pacer, PacingSettings
+from .judge_runs import PAUSE_CHECK_SECONDS
 from .models import JudgeRun, PptbenchJudgeRound, PptbenchJudgeRun, PptbenchScore
 from .pptbench_judge import STAGES, FindingsReply, stage
 from .pptbench_policy import Round, finding_dict, parse_finding, protocol, score_task
@@ -91,7 +96,6 @@ class _Unit:
     findings: tuple = ()
     finding_errors: tuple = ()
     failed: str = ""
-    spent: float | None = None  # what this call's stages cost, when priced
 
     def done(self, name: str) -> bool:
         return bool(self.stages.get(name, {}).get("ok"))
@@ -206,73 +210,134 @@ def pptbench_judge_artifacts(
     pacing: PacingSettings | None = None,
 ) -> JudgeCounts:
     """Judge the artifacts' missing rounds, as many calls at a time as ``pacing`` allows (by default
-    ``settings.concurrency``, fixed), an artifact's rounds together. The rubric judge's pacing: the window grows while
-    calls succeed and shrinks on 429s, every call waits out a Retry-After, within the per-minute budgets. Stops early
-    when paused, or before an artifact whose expected cost (the mean of the run's artifacts so far) would take the
-    run's cost past the budget."""
+    ``settings.concurrency``, fixed), with the rubric judge's pacing: the window grows while calls succeed and shrinks
+    on 429s, every call waits out a Retry-After, within the per-minute budgets. Calls stream: a round's next stage is
+    sent as soon as its last one is stored, so no call waits for another artifact's. Stops early when paused, or before
+    an artifact whose expected cost (the mean of the run's artifacts so far) would take the run's cost past the
+    budget."""
     pacing = pacing or PacingSettings(
         start_concurrency=settings.concurrency, max_concurrency=settings.concurrency, fixed=True
     )
-    pacer = Pacer(pacing)
-    threads = replace(settings, concurrency=pacing.max_concurrency)  # what is in flight is the batch's calls
-    clients = {name: make_client(threads, stage(name), pacer=pacer) for name in STAGES}
-    rounds = protocol().rounds
-    scored = failed = errors = 0
-    spent, priced = pptbench_judge_run_spent(judge_run)
-    cost = CostMeter(pacing.budget_usd, spent_before=spent, priced_before=priced)
-    budget_reached, start, peak = False, 0, 0
-    while start < len(artifacts):
-        judge_run.refresh_from_db(fields=["status"])
-        if judge_run.status == JudgeRun.Status.PAUSED:
-            break
-        window = pacer.window.allowed
-        peak = max(peak, window)
-        batch = artifacts[start : start + max(1, window // rounds)]
-        allowed = next((k for k in range(len(batch)) if not cost.may_start(in_flight=k)), len(batch))
-        if allowed == 0:
-            budget_reached = True
-            break
-        batch, start = batch[:allowed], start + allowed
-        stored = {
-            (r.artifact_id, r.round): r
-            for r in PptbenchJudgeRound.objects.filter(judge_run=judge_run, artifact__in=[a.pk for a in batch])
+    return _Stream(artifacts, judge_run, settings, pacing, on_done).run()
+
+
+class _Stream:
+    """One PPTBench judge pass: stage calls in flight on a thread pool, every outcome stored by this thread."""
+
+    def __init__(self, artifacts, judge_run, settings, pacing, on_done) -> None:
+        self.judge_run, self.on_done = judge_run, on_done
+        self.pending = deque(artifacts)
+        self.pacer = Pacer(pacing)
+        self.threads = pacing.max_concurrency
+        self.clients = {
+            name: make_client(replace(settings, concurrency=self.threads), stage(name), pacer=self.pacer)
+            for name in STAGES
         }
+        spent, priced = pptbench_judge_run_spent(judge_run)
+        self.cost = CostMeter(pacing.budget_usd, spent_before=spent, priced_before=priced)
+        self.ready: deque[_Unit] = deque()  # rounds whose next stage may be sent
+        self.in_flight: dict[Future, tuple[_Unit, str]] = {}
+        self.active: dict[int, list[_Unit]] = {}  # artifact id: its rounds still being judged
+        self.inputs: dict[int, object] = {}
+        self.spending: dict[int, list[float]] = {}  # artifact id: what its calls in this pass cost
+        self.scored = self.failed = self.errors = self.peak = 0
+        self.paused = self.budget_reached = False
+
+    def run(self) -> JudgeCounts:
+        pool = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="pptbench-judge")
+        clean = False
+        try:
+            self._loop(pool)
+            clean = True
+        finally:  # interrupted: calls in flight are not waited for (their stages are asked again on resume)
+            pool.shutdown(wait=clean, cancel_futures=True)
+            for client in self.clients.values():
+                client.close()
+        spent = self.cost.spent if self.cost.mean_cost is not None else None
+        return JudgeCounts(self.scored, self.failed, self.errors, self.budget_reached, spent, self.peak)
+
+    def _loop(self, pool: ThreadPoolExecutor) -> None:
+        last_pause_check = -math.inf
+        while True:
+            if time.monotonic() - last_pause_check >= PAUSE_CHECK_SECONDS:
+                last_pause_check = time.monotonic()
+                self.judge_run.refresh_from_db(fields=["status"])
+                self.paused = self.judge_run.status == JudgeRun.Status.PAUSED
+            self._send(pool)
+            if not self.in_flight:
+                return  # nothing left that may be sent: done, paused or at the budget
+            done, _ = wait(list(self.in_flight), return_when=FIRST_COMPLETED)
+            for future in done:
+                self._store(*self.in_flight.pop(future), future.result())
+
+    def _send(self, pool: ThreadPoolExecutor) -> None:
+        while self.pacer.may_start(in_flight=len(self.in_flight)):
+            if not self.ready and not self._begin_next():
+                return
+            unit = self.ready.popleft()
+            name = next(n for n in STAGES if unit.needs(n))
+            future = pool.submit(self.clients[name].judge, self.inputs[unit.artifact.pk])
+            self.in_flight[future] = (unit, name)
+            self.peak = max(self.peak, len(self.in_flight))
+
+    def _begin_next(self) -> bool:
+        """Start the next artifact's rounds (False: none may start now)."""
+        while self.pending and not self.paused:
+            if not self.cost.may_start(in_flight=len(self.active)):
+                self.budget_reached = not self.active
+                return False
+            artifact = self.pending.popleft()
+            units = self._rounds_to_judge(artifact)
+            if units:
+                self.inputs[artifact.pk] = replace(judge_inputs_for(artifact), object_summary={})
+                self.active[artifact.pk] = units
+                self.ready.extend(units)
+                return True
+            self._finish(artifact, spent=None)  # every round stored already, or gated without a call
+        return False
+
+    def _rounds_to_judge(self, artifact) -> list[_Unit]:
+        stored = {r.round: r for r in PptbenchJudgeRound.objects.filter(judge_run=self.judge_run, artifact=artifact)}
         units = []
-        for artifact in batch:
-            for number in range(1, rounds + 1):
-                previous = stored.get((artifact.pk, number))
-                if previous is not None and previous.status == PptbenchJudgeRound.Status.OK:
-                    continue
-                if artifact.gate_passed is False:
-                    _round_store(judge_run, _Unit(artifact, number, {}, gate="artifact"))
-                    continue
-                units.append(_resume(_Unit(artifact, number, dict(previous.stages) if previous else {})))
-        inputs = {a.pk: replace(judge_inputs_for(a), object_summary={}) for a in {u.artifact for u in units}}
-        for name in STAGES:
-            pending = [u for u in units if u.needs(name)]
-            outcomes = clients[name].judge_many([inputs[u.artifact.pk] for u in pending]) if pending else []
-            for unit, outcome in zip(pending, outcomes):
-                unit.stages[name] = _stage_record(outcome)
-                if outcome.usage.cost_usd is not None:
-                    unit.spent = (unit.spent or 0.0) + outcome.usage.cost_usd
-                if not outcome.ok:
-                    unit.failed = f"{name}: {outcome.error}"
-                elif name in GATE_OF_STAGE:
-                    unit.gate = GATE_OF_STAGE[name] if outcome.reply.triggered else ""
-                else:
-                    unit.findings, unit.finding_errors = outcome.reply.findings, outcome.reply.errors
-                    errors += len(outcome.reply.errors)
-                with transaction.atomic():
-                    _round_store(judge_run, unit)
-        for artifact in batch:
-            costs = [u.spent for u in units if u.artifact is artifact and u.spent is not None]
-            cost.add(sum(costs) if costs else None)
-            row = pptbench_score_store(judge_run=judge_run, artifact=artifact)
-            scored, failed = scored + (row is not None), failed + (row is None)
-            if on_done:
-                on_done(artifact)
-    spent_usd = cost.spent if cost.mean_cost is not None else None
-    return JudgeCounts(scored, failed, errors, budget_reached, spent_usd, peak)
+        for number in range(1, protocol().rounds + 1):
+            previous = stored.get(number)
+            if previous is not None and previous.status == PptbenchJudgeRound.Status.OK:
+                continue
+            if artifact.gate_passed is False:
+                _round_store(self.judge_run, _Unit(artifact, number, {}, gate="artifact"))
+                continue
+            units.append(_resume(_Unit(artifact, number, dict(previous.stages) if previous else {})))
+        return units
+
+    def _store(self, unit: _Unit, name: str, outcome: JudgeOutcome) -> None:
+        unit.stages[name] = _stage_record(outcome)
+        if outcome.usage.cost_usd is not None:
+            self.spending.setdefault(unit.artifact.pk, []).append(outcome.usage.cost_usd)
+        if not outcome.ok:
+            unit.failed = f"{name}: {outcome.error}"
+        elif name in GATE_OF_STAGE:
+            unit.gate = GATE_OF_STAGE[name] if outcome.reply.triggered else ""
+        else:
+            unit.findings, unit.finding_errors = outcome.reply.findings, outcome.reply.errors
+            self.errors += len(outcome.reply.errors)
+        with transaction.atomic():
+            _round_store(self.judge_run, unit)
+        if any(unit.needs(n) for n in STAGES):
+            self.ready.appendleft(unit)  # its next stage goes out first: rounds finish before new ones start
+            return
+        rounds = self.active[unit.artifact.pk]
+        rounds[:] = [other for other in rounds if other is not unit]
+        if not rounds:
+            del self.active[unit.artifact.pk], self.inputs[unit.artifact.pk]
+            costs = self.spending.pop(unit.artifact.pk, [])
+            self._finish(unit.artifact, spent=sum(costs) if costs else None)
+
+    def _finish(self, artifact, *, spent: float | None) -> None:
+        self.cost.add(spent)
+        row = pptbench_score_store(judge_run=self.judge_run, artifact=artifact)
+        self.scored, self.failed = self.scored + (row is not None), self.failed + (row is None)
+        if self.on_done:
+            self.on_done(artifact)
 
 
 __all__ = [
