@@ -7,6 +7,9 @@ latency of 0.3-0.7 s and 1 % of replies a 500 and 1 % cut off mid-JSON.
    before and after the drop and in all. Target: at least 90 %, no failed judgement.
 2. Kill and resume: the same command in a subprocess on a second judge run of the same artifacts (50 requests/s),
    SIGKILLed when half are stored, then run again: exactly one record per artifact and run, all ok.
+3. The PPTBench judge (`manage.py judge_pptbench`, defaults, no rate configured) on REFIG_PPTBENCH_JUDGE_BENCH_N
+   artifacts (default 200: 1,800 calls) against 50 requests/s dropping to 20 after 20 s: calls answered per second
+   against what was allowed. Target: at least 90 %, no failed round.
 
 Run: make bench, or .venv/bin/pytest tests/benchmarks/test_judge_rate_bench.py -q -s (DATABASE_URL for PostgreSQL)
 """
@@ -40,11 +43,11 @@ FAULTS = Faults(latency=(0.3, 0.7), limits=LIMITS, server_error_rate=0.01, malfo
 TARGET = 0.90
 
 
-def allowed(start: float, end: float) -> float:
+def allowed(start: float, end: float, limits: tuple[tuple[float, float], ...] = LIMITS) -> float:
     """Requests the stand-in's limit allows between two offsets from its first request."""
     total = 0.0
-    for i, (at, rate) in enumerate(LIMITS):
-        until = LIMITS[i + 1][0] if i + 1 < len(LIMITS) else float("inf")
+    for i, (at, rate) in enumerate(limits):
+        until = limits[i + 1][0] if i + 1 < len(limits) else float("inf")
         total += rate * max(0.0, min(end, until) - max(start, at))
     return total
 
@@ -144,3 +147,47 @@ def test_the_judge_keeps_the_allowed_rate_and_resumes_after_a_kill():
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert len(counts2) == N and set(counts2.values()) == {1}
     assert run2.records.filter(status="ok").count() == N
+
+
+PPTBENCH_N = int(os.environ.get("REFIG_PPTBENCH_JUDGE_BENCH_N", "200"))  # artifacts: 9 calls each, 3 rounds x 3 stages
+PPTBENCH_LIMITS = ((0.0, 50.0), (20.0, 20.0))  # the drop early enough to fall inside a run of 1,800 calls
+
+
+def test_the_pptbench_judge_keeps_the_allowed_rate():
+    """`manage.py judge_pptbench` with its defaults and no rate configured, against the same kind of stand-in: API
+    calls answered per second against what the stand-in allowed, no failed round."""
+    from scoring.models import PptbenchJudgeRound, PptbenchScore
+    from tests.scoring.judge_server import PptbenchResponder
+
+    artifacts_to_judge(PPTBENCH_N)
+    faults = Faults(latency=(0.3, 0.7), limits=PPTBENCH_LIMITS, server_error_rate=0.01, malformed_rate=0.01, seed=33)
+    with JudgeServer(faults=faults, responder=PptbenchResponder()) as server:
+        out = io.StringIO()
+        call_command(
+            "judge_pptbench",
+            judge_model="gpt-judge",
+            base_url=server.base_url,
+            run=1,
+            api_key_env="",
+            no_progress=True,
+            stdout=out,
+        )
+        served = list(server.served)
+    t0 = served[0][0]
+    ok_times = [t - t0 for t, status in served if status == 200]
+    span = ok_times[-1]
+    allowed_calls = allowed(0, span, PPTBENCH_LIMITS)
+    share = len(ok_times) / allowed_calls
+    statuses = [status for _, status in served]
+    rows = PptbenchScore.objects.filter(judge_run__judge="gpt-judge").count()
+    failed = PptbenchJudgeRound.objects.filter(judge_run__judge="gpt-judge").exclude(status="ok").count()
+    print(
+        f"\nPPTBench judge at the rate limit: {PPTBENCH_N} artifacts, limit {PPTBENCH_LIMITS[0][1]:g}/s then "
+        f"{PPTBENCH_LIMITS[1][1]:g}/s at {PPTBENCH_LIMITS[1][0]:g} s\n"
+        f"  {len(ok_times)} calls answered in {span:.1f} s = {len(ok_times) / span:.1f}/s, allowed {allowed_calls:.0f} "
+        f"-> {100 * share:.1f} % of the allowed rate\n"
+        f"  replies: {statuses.count(200)} 200 (incl. malformed), {statuses.count(429)} 429, {statuses.count(500)} 500; "
+        f"rows {rows}, failed rounds {failed}\n  {out.getvalue().strip()}"
+    )
+    assert rows == PPTBENCH_N and failed == 0
+    assert share >= TARGET, f"{100 * share:.1f} % of the allowed rate, below {100 * TARGET:.0f} %"
