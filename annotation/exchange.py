@@ -35,7 +35,7 @@ from core.readers import read_csv
 from . import selectors, services
 from .models import Rating, ScreeningDecision, Study, StudyArtifact, StudyKind
 from .selectors.battles import VOTES_SUITE, has_imported_battles
-from .services.artifact_studies import artifact_for_row, rating_axes_clean
+from .services.artifact_studies import ArtifactsOfRows, rating_axes_clean
 from .services.battles import NAME_LENGTH, SLUG_LENGTH
 from .services.gate_reviews import GATE_REVIEW_COLUMNS, OPTIONAL_GATE_REVIEW_COLUMNS, gate_reviews_import
 from .services.ratings import ITEM_TEXT_COLUMNS, OPTIONAL_RATING_COLUMNS, RATING_COLUMNS, ratings_import
@@ -252,6 +252,7 @@ def _sample_load(*, study_name: str, path: Path) -> ImportReport:
     """Mark each listed artifact as in the study's stratified sample (StudyArtifact.sampled); idempotent."""
     report = ImportReport(source=str(path), noun="sampled artifacts")
     study = selectors.study_resolve(study=study_name)
+    artifacts = ArtifactsOfRows()
 
     def store(row: dict, line: int) -> bool:
         row = {k: ("" if v is None else str(v).strip()) for k, v in row.items() if k is not None}
@@ -259,7 +260,7 @@ def _sample_load(*, study_name: str, path: Path) -> ImportReport:
             if not row.get(name):
                 raise RowError(name, "missing or empty")
         item, created = StudyArtifact.objects.get_or_create(
-            study=study, artifact_id=artifact_for_row(row=row), defaults={"sampled": True}
+            study=study, artifact_id=artifacts(row), defaults={"sampled": True}
         )
         if item.sampled:
             return created

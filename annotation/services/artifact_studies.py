@@ -195,9 +195,39 @@ def artifact_lease_open(*, token: str, annotator, kind: str) -> ArtifactLease:
     return lease
 
 
-def artifact_for_row(*, row: dict) -> int:
-    """The artifact id of an import row's task_id and configuration, or RowError naming the field."""
-    task_id, slug = row["task_id"], row["configuration"]
+class ArtifactsOfRows:
+    """The artifacts an import's rows name, each (task_id, configuration) looked up once per import: a ratings file
+    names one artifact on many rows (raters x axes x runs), and nothing an import reads changes while it runs."""
+
+    def __init__(self) -> None:
+        self._found: dict[tuple[str, str], int | RowError] = {}
+        self._fields: dict[int, str] = {}
+
+    def __call__(self, row: dict) -> int:
+        """The artifact id of the row's task_id and configuration, or RowError naming the field."""
+        key = (row["task_id"], row["configuration"])
+        if key not in self._found:
+            try:
+                self._found[key] = _artifact_for(*key)
+            except RowError as error:
+                self._found[key] = error
+        found = self._found[key]
+        if isinstance(found, RowError):
+            raise RowError(found.field, found.reason)
+        return found
+
+    def figure_field(self, artifact_id: int) -> str:
+        if artifact_id not in self._fields:
+            self._fields[artifact_id] = artifact_figure_field(artifact_id)
+        return self._fields[artifact_id]
+
+
+def artifact_figure_field(artifact_id: int) -> str:
+    """An artifact's figure's corpus field (a rating's category when none is given)."""
+    return agent_selectors.artifact_list().filter(pk=artifact_id).values_list("figure__field", flat=True).first() or ""
+
+
+def _artifact_for(task_id: str, slug: str) -> int:
     figure_id = corpus_selectors.figure_ids(task_ids=[task_id]).get(task_id)
     if figure_id is None:
         raise RowError("task_id", f"unknown figure {task_id!r}")

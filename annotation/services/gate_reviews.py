@@ -15,7 +15,7 @@ from core.readers import read_csv
 
 from .. import quality
 from ..models import ArtifactLease, GateReview, Study, StudyKind
-from .artifact_studies import Undone, artifact_for_row, artifact_lease_open, artifact_lease_reopen, import_study
+from .artifact_studies import ArtifactsOfRows, Undone, artifact_lease_open, artifact_lease_reopen, import_study
 
 GATE_REVIEW_COLUMNS = ("task_id", "configuration", "reviewer", "gate_fail", "reason")
 OPTIONAL_GATE_REVIEW_COLUMNS = ("gate",)
@@ -58,7 +58,7 @@ def gate_review_undo(*, study: Study, annotator) -> Undone:
         return Undone(lease=lease, previous=previous)
 
 
-def _store(study: Study, row: dict) -> bool:
+def _store(study: Study, row: dict, artifacts: ArtifactsOfRows) -> bool:
     row = {k: ("" if v is None else str(v).strip()) for k, v in row.items() if k is not None}
     for name in ("task_id", "configuration", "reviewer", "gate_fail"):
         if not row.get(name):
@@ -74,7 +74,7 @@ def _store(study: Study, row: dict) -> bool:
         raise RowError("gate", f"must be {' or '.join(FAILING_GATES)} (or empty), got {gate!r}")
     if gate and not gate_fail:
         raise RowError("gate", "only a gate failure names the gate it fails")
-    artifact_id = artifact_for_row(row=row)
+    artifact_id = artifacts(row)
     wanted = {"gate_fail": gate_fail, "gate": gate, "reason": row.get("reason", "")[:4000]}
     stored = GateReview.objects.filter(study=study, artifact_id=artifact_id, reviewer=row["reviewer"]).first()
     if stored is not None:
@@ -92,9 +92,10 @@ def gate_reviews_import(
     """Import gate reviews from CSV; idempotent (a row stored already is counted, not written again)."""
     report = ImportReport(source=str(path), noun="reviews")
     target = import_study(name=study, kind=StudyKind.GATE_REVIEW, report=report)
+    artifacts = ArtifactsOfRows()
     return import_rows(
         rows=read_csv(path, required=GATE_REVIEW_COLUMNS[:4]),
-        store=lambda row, line: _store(target, row),
+        store=lambda row, line: _store(target, row, artifacts),
         report=report,
         progress=progress,
     )

@@ -12,7 +12,6 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
-from agents import selectors as agent_selectors
 from core.errors import Invalid
 from core.imports import ImportReport, Progress, RowError, import_rows
 from core.readers import read_csv
@@ -21,8 +20,9 @@ from .. import quality
 from ..models import ArtifactLease, Rating, Study, StudyArtifact, StudyKind
 from .artifact_studies import (
     AXIS_MAX_LENGTH,
+    ArtifactsOfRows,
     Undone,
-    artifact_for_row,
+    artifact_figure_field,
     artifact_lease_open,
     artifact_lease_reopen,
     import_study,
@@ -44,11 +44,6 @@ def _rating_value(value) -> int:
     if number != int(number) or not quality.RATING_MIN <= number <= quality.RATING_MAX:
         raise ValueError(f"must be a whole number from {quality.RATING_MIN} to {quality.RATING_MAX}, got {value!r}")
     return int(number)
-
-
-def _figure_field(artifact_id: int) -> str:
-    """An artifact's figure's corpus field: a rating's category when the import gives none."""
-    return agent_selectors.artifact_list().filter(pk=artifact_id).values_list("figure__field", flat=True).first() or ""
 
 
 def rating_submit(*, token: str, annotator, ratings: dict) -> list[Rating]:
@@ -74,7 +69,7 @@ def rating_submit(*, token: str, annotator, ratings: dict) -> list[Rating]:
                 rater_kind=Rating.RaterKind.HUMAN,
                 run=1,
                 axis=axis,
-                defaults={"rating": value, "category": _figure_field(lease.artifact_id)},
+                defaults={"rating": value, "category": artifact_figure_field(lease.artifact_id)},
             )[0]
             for axis, value in values.items()
         ]
@@ -100,7 +95,7 @@ def rating_undo(*, study: Study, annotator) -> Undone:
         return Undone(lease=lease, previous=previous)
 
 
-def _store(study: Study, row: dict) -> bool:
+def _store(study: Study, row: dict, artifacts: ArtifactsOfRows) -> bool:
     row = {k: ("" if v is None else str(v).strip()) for k, v in row.items() if k is not None}
     for name in RATING_COLUMNS:
         if not row.get(name):
@@ -126,7 +121,7 @@ def _store(study: Study, row: dict) -> bool:
             raise RowError(name, f"longer than {CATEGORY_MAX_LENGTH} characters")
     if row.get("judge_family") and row["rater_kind"] != Rating.RaterKind.JUDGE:
         raise RowError("judge_family", "only judge ratings have a judge family")
-    artifact_id = artifact_for_row(row=row)
+    artifact_id = artifacts(row)
     _store_item_text(study, artifact_id, row)
     key = {"study": study, "artifact_id": artifact_id, "rater": row["rater"], "rater_kind": row["rater_kind"]}
     stored = Rating.objects.filter(**key, run=run, axis=row["axis"]).values_list("rating", flat=True).first()
@@ -139,7 +134,7 @@ def _store(study: Study, row: dict) -> bool:
         run=run,
         axis=row["axis"],
         rating=value,
-        category=row.get("category") or _figure_field(artifact_id),
+        category=row.get("category") or artifacts.figure_field(artifact_id),
         judge_family=row.get("judge_family", ""),
         imported=True,
     )
@@ -172,9 +167,10 @@ def ratings_import(*, path: Path, study: str = DEFAULT_RATING_STUDY, progress: P
     """Import ratings from CSV; idempotent (a row stored already is counted, not written again)."""
     report = ImportReport(source=str(path), noun="ratings")
     target = import_study(name=study, kind=StudyKind.RATING, report=report)
+    artifacts = ArtifactsOfRows()
     return import_rows(
         rows=read_csv(path, required=RATING_COLUMNS),
-        store=lambda row, line: _store(target, row),
+        store=lambda row, line: _store(target, row, artifacts),
         report=report,
         progress=progress,
     )

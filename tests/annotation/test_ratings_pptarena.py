@@ -247,3 +247,26 @@ def test_the_rating_screen_shows_the_instruction_not_the_configuration(tmp_path)
     assert "cfg-alpha" not in str(answer) and "model-alphaone" not in str(answer)
     page = client.get("/annotate/rate/").content.decode()
     assert 'id="task-instruction"' in page and "cfg-alpha" not in page
+
+
+def test_an_import_looks_each_artifact_up_once_not_on_every_row(tmp_path, django_assert_max_num_queries):
+    """Ratings name one artifact on many rows (raters x axes x runs): 2 artifacts x 3 raters x 2 axes x 2 runs = 24
+    rows. Each row still costs its own lookup of a stored rating and its insert (and the axis list on its first row),
+    but the artifact and its figure's field only once per artifact."""
+    _fields_corpus()
+    rows = [
+        (task, "cfg-one", rater, "human", run, axis, 3, "", "", "", "")
+        for task in ("task-00", "task-01")
+        for rater in ("r1", "r2", "r3")
+        for axis in ("iff", "vq")
+        for run in (1, 2)
+    ]
+    path = _write(tmp_path, rows)
+    # Per row: a stored rating's lookup and the insert, in their savepoint; per artifact: 3 lookups and the field.
+    with django_assert_max_num_queries(24 * 4 + 2 * 4 + 10):
+        report = ratings.ratings_import(path=path, study="arena")
+    assert report.created == 24
+    assert sorted(Rating.objects.values_list("category", flat=True).distinct()) == ["physics"]
+    broken = _write(tmp_path, [("task-99", *rows[0][1:])] * 3)
+    again = ratings.ratings_import(path=broken, study="arena")
+    assert len(again.rejected) == 3 and all("task_id: unknown figure 'task-99'" in e for e in again.rejected)
