@@ -58,6 +58,21 @@ def per_artifact(run: JudgeRun) -> dict[int, int]:
     return {row["artifact"]: row["n"] for row in rows}
 
 
+def command_env() -> dict[str, str]:
+    """What a judge command in a subprocess needs to work on this test's database and media."""
+    return dict(
+        os.environ,
+        DATABASE_URL=database_url_for_worker(),
+        DJANGO_MEDIA_ROOT=str(django_settings.MEDIA_ROOT),
+        CELERY_TASK_ALWAYS_EAGER="1",
+    )
+
+
+def answered_times(served: list[tuple[float, int]]) -> list[float]:
+    """When each call the stand-in answered with a 200 was answered, from its first request (its limit's clock)."""
+    return [t - served[0][0] for t, status in served if status == 200]
+
+
 def command(server: JudgeServer, run: int) -> list[str]:
     """The command line a user types: defaults, no rate configured."""
     return [sys.executable, "manage.py", "judge", "--judge-model", "gpt-judge", "--base-url", server.base_url] + [
@@ -89,9 +104,7 @@ def test_the_judge_keeps_the_allowed_rate_and_resumes_after_a_kill():
     run = JudgeRun.objects.get(judge="gpt-judge", run=1)
     counts = per_artifact(run)
     failed = run.records.exclude(status="ok").count()
-    t0 = served[0][0]
-    # The span: from the stand-in's first request (its limit's clock) to its last 200.
-    ok_times = [t - t0 for t, status in served if status == 200]
+    ok_times = answered_times(served)  # the span: from the stand-in's first request to its last 200
     span = ok_times[-1]
     statuses = [status for _, status in served]
     total_rate = len(counts) / span
@@ -117,12 +130,7 @@ def test_the_judge_keeps_the_allowed_rate_and_resumes_after_a_kill():
     # 2. kill halfway, then the same command again
     with JudgeServer(faults=Faults(latency=(0.3, 0.7), limits=((0.0, 50.0),), seed=32), responder=answer_well) as srv:
         argv = command(srv, 2)
-        env = dict(
-            os.environ,
-            DATABASE_URL=database_url_for_worker(),
-            DJANGO_MEDIA_ROOT=str(django_settings.MEDIA_ROOT),
-            CELERY_TASK_ALWAYS_EAGER="1",
-        )
+        env = command_env()
         first = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         while JudgeRecord.objects.filter(judge_run__run=2, status="ok").count() < N // 2:
             assert first.poll() is None, "the first command ended before it was killed"
@@ -174,8 +182,7 @@ def test_the_pptbench_judge_keeps_the_allowed_rate():
             stdout=out,
         )
         served = list(server.served)
-    t0 = served[0][0]
-    ok_times = [t - t0 for t, status in served if status == 200]
+    ok_times = answered_times(served)
     span = ok_times[-1]
     allowed_calls = allowed(0, span, PPTBENCH_LIMITS)
     share = len(ok_times) / allowed_calls
@@ -197,12 +204,7 @@ def test_the_pptbench_judge_keeps_the_allowed_rate():
     ) as srv:
         argv = [sys.executable, "manage.py", "judge_pptbench", "--judge-model", "gpt-judge"]
         argv += ["--base-url", srv.base_url, "--run", "2", "--api-key-env", "", "--no-progress"]
-        env = dict(
-            os.environ,
-            DATABASE_URL=database_url_for_worker(),
-            DJANGO_MEDIA_ROOT=str(django_settings.MEDIA_ROOT),
-            CELERY_TASK_ALWAYS_EAGER="1",
-        )
+        env = command_env()
         first = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         while PptbenchScore.objects.filter(judge_run__run=2).count() < PPTBENCH_N // 2:
             assert first.poll() is None, f"the first command ended before it was killed: {first.stderr.read()[-2000:]}"
